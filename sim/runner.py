@@ -1,0 +1,265 @@
+"""Build once, run many: the simulator plumbing on top of `cocotb_tools.runner`.
+
+`build()` compiles one (simulator, toplevel, parameters, defines, waves) configuration into its
+own folder under `build/`, once: a file lock makes parallel pytest-xdist workers wait for the
+first one, and a stamp lets later processes skip the build. `run_test()` runs cocotb test
+modules against a build, each run in its own folder under `out/runs/`, and reads the results
+file itself: cocotb's runner does not raise when a test fails, so a failing cocotb test here
+raises `SimulationFailed` with the seed, the waveform path and the command that re-runs it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from cocotb_tools.runner import get_runner
+
+from sim import toolchain
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RTL_DIR = REPO_ROOT / "hw" / "rtl"
+TB_DIR = REPO_ROOT / "hw" / "tb"
+BUILD_ROOT = REPO_ROOT / "build"
+RUNS_ROOT = REPO_ROOT / "out" / "runs"
+TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
+
+
+class BuildFailed(RuntimeError):
+    """The HDL did not compile; the message names the configuration and the log."""
+
+
+class SimulationFailed(AssertionError):
+    """A cocotb test failed or the simulator died; the message says how to re-run it."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """A compiled configuration, shared read-only by every run that needs it."""
+
+    sim: str
+    toplevel: str
+    build_dir: Path
+    waves: bool
+    parameters: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass
+class TestRun:
+    """What one simulator run produced."""
+
+    test_dir: Path
+    results_xml: Path
+    seed: int
+    waves_file: Path | None
+    passed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def waves_requested() -> bool:
+    """`WAVES=1` in the environment turns tracing on for builds and runs."""
+    return os.environ.get("WAVES", "0") not in ("", "0", "false", "no")
+
+
+def rtl_sources() -> list[Path]:
+    """Every RTL module of the chip."""
+    return sorted(RTL_DIR.glob("*.v"))
+
+
+def build(
+    sim: str,
+    toplevel: str,
+    sources: Sequence[Path],
+    parameters: Mapping[str, object] | None = None,
+    defines: Mapping[str, object] | None = None,
+    waves: bool | None = None,
+) -> Build:
+    """Compile a configuration once (per machine, across processes) and return it."""
+    waves = waves_requested() if waves is None else waves
+    return _build_cached(
+        sim,
+        toplevel,
+        tuple(Path(s).resolve() for s in sources),
+        tuple(sorted((parameters or {}).items())),
+        tuple(sorted((defines or {}).items())),
+        waves,
+    )
+
+
+@cache
+def _build_cached(
+    sim: str,
+    toplevel: str,
+    sources: tuple[Path, ...],
+    parameters: tuple[tuple[str, object], ...],
+    defines: tuple[tuple[str, object], ...],
+    waves: bool,
+) -> Build:
+    toolchain.prepare(sim)
+    key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves],
+                     default=str)
+    digest = hashlib.sha1(key.encode()).hexdigest()[:10]
+    build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
+    stamp = build_dir / "built.stamp"
+    with _locked(build_dir.with_suffix(".lock")):
+        if not _up_to_date(stamp, sources):
+            _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, build_dir)
+            stamp.write_text(key)
+    return Build(sim, toplevel, build_dir, waves, parameters)
+
+
+def _compile(sim, toplevel, sources, parameters, defines, waves, build_dir) -> None:
+    build_args = []
+    if sim == "verilator":
+        build_args = ["-Wno-fatal", *(["--trace-fst"] if waves else [])]
+    log = build_dir / "build.log"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        get_runner(sim).build(
+            sources=list(sources),
+            hdl_toplevel=toplevel,
+            parameters=parameters,
+            defines=defines,
+            build_args=build_args,
+            build_dir=build_dir,
+            always=True,
+            waves=waves,
+            timescale=TIMESCALE,
+            log_file=log,
+        )
+    except (Exception, SystemExit) as err:
+        raise BuildFailed(
+            f"{sim} could not build {toplevel} with parameters {parameters} and defines "
+            f"{defines}: see {log}"
+        ) from err
+
+
+def _up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:
+    if not stamp.exists():
+        return False
+    built = stamp.stat().st_mtime
+    return all(s.stat().st_mtime <= built for s in sources)
+
+
+@contextmanager
+def _locked(lock_path: Path):
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def default_test_dir(b: Build, seed: int) -> Path:
+    """A run folder named after the pytest node (or the module when run by hand)."""
+    node = os.environ.get("PYTEST_CURRENT_TEST", "manual").rsplit(" ", 1)[0]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")
+    return RUNS_ROOT / b.sim / name / f"seed{seed}"
+
+
+def run_test(
+    b: Build,
+    test_module: str,
+    testcase: str | None = None,
+    seed: int = 0,
+    test_dir: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    plusargs: Sequence[str] = (),
+) -> TestRun:
+    """Run cocotb tests against a build; raise SimulationFailed unless all of them pass."""
+    toolchain.prepare(b.sim)
+    test_dir = Path(test_dir) if test_dir else default_test_dir(b, seed)
+    test_dir.mkdir(parents=True, exist_ok=True)
+    results = test_dir / "results.xml"
+    results.unlink(missing_ok=True)
+    waves_file = _waves_file(b, test_dir)
+    plusargs = list(plusargs)
+    if b.waves and b.sim == "icarus":
+        plusargs.append(f"+dumpfile_path={waves_file}")
+    env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed), **(extra_env or {})}
+    sim_error: BaseException | None = None
+    try:
+        get_runner(b.sim).test(
+            test_module=test_module,
+            hdl_toplevel=b.toplevel,
+            hdl_toplevel_lang="verilog",
+            testcase=testcase,
+            seed=seed,
+            build_dir=b.build_dir,
+            test_dir=test_dir,
+            results_xml=str(results),
+            extra_env=env,
+            plusargs=plusargs,
+            waves=b.waves,
+            timescale=TIMESCALE,
+            log_file=test_dir / "sim.log",
+        )
+    except (Exception, SystemExit) as err:
+        sim_error = err
+    run = TestRun(test_dir, results, seed, waves_file if b.waves else None)
+    _read_results(run)
+    if sim_error is not None or run.failed or not run.passed:
+        raise SimulationFailed(_failure_message(b, run, test_module, sim_error))
+    return run
+
+
+def _waves_file(b: Build, test_dir: Path) -> Path:
+    if b.sim == "icarus":
+        return test_dir / f"{b.toplevel}.fst"
+    return test_dir / "dump.fst"
+
+
+def _pythonpath() -> str:
+    parts = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return os.pathsep.join(parts)
+
+
+def _read_results(run: TestRun) -> None:
+    if not run.results_xml.exists():
+        return
+    for case in ET.parse(run.results_xml).iter("testcase"):
+        name = case.get("name", "?")
+        bad = case.find("failure") is not None or case.find("error") is not None
+        (run.failed if bad else run.passed).append(name)
+
+
+def _failure_message(b: Build, run: TestRun, module: str, sim_error) -> str:
+    if not run.results_xml.exists():
+        what = f"the simulator stopped without writing results ({sim_error!r})"
+    elif not run.passed and not run.failed:
+        what = "no cocotb test ran (check the module name and the test filter)"
+    else:
+        what = f"failed cocotb tests: {', '.join(run.failed) or '(simulator error)'}"
+    lines = [
+        f"{b.sim} / {b.toplevel} / {module}: {what}",
+        f"  seed: {run.seed}",
+        f"  log:  {run.test_dir / 'sim.log'}",
+        f"  waves: {run.waves_file or 'not recorded'}",
+        f"  re-run with waves: {rerun_command(run.seed)}",
+    ]
+    return "\n".join(lines)
+
+
+def rerun_command(seed: int) -> str:
+    """The one command that re-runs the current pytest test with this seed and waves on."""
+    node = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    target = shlex.quote(node) if node else "<pytest node id>"
+    return f"WAVES=1 RANDOM_SEED={seed} .venv/bin/pytest -p no:xdist {target}"
+
+
+def seed_from_env(default: int) -> int:
+    """The seed for a simulation test: `RANDOM_SEED` from the environment, else `default`."""
+    value = os.environ.get("RANDOM_SEED")
+    return int(value) if value else default

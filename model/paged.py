@@ -1,0 +1,376 @@
+"""A paged KV cache: the host-side page table of the accelerator's serving loop.
+
+Each request's cache rows (one row = the key and value of one token) live in
+fixed-size *pages* taken from one shared pool, instead of one contiguous
+reservation per request sized for the longest possible length. The design is
+vLLM's block pool / nano-vllm's block manager, kept small enough to read in a
+minute:
+
+* ``pool``        one numpy array of shape ``(n_pages, page_size, *row_shape)``.
+* block table     per request, the physical page of each live logical page.
+                  Logical pages released by ``trim`` (a sliding window) are
+                  counted in ``dropped`` and removed from the front.
+* free list       a stack: it starts as ``[n-1, ..., 1, 0]`` so page 0 is handed
+                  out first, and a freed page is pushed on top so it is reused
+                  first (this order is part of the specification).
+* refcounts       a page may sit in several block tables (a shared prompt after
+                  ``fork``); it goes back to the free list with its last owner.
+* copy-on-write   appending into a partly filled last page that others share
+                  first copies it into a private page.
+
+Every mutating method validates its arguments and allocates before changing
+anything, so a failed call (bad input or ``OutOfPages``) leaves the table as
+it was. ``check_invariants`` re-derives the bookkeeping from scratch; a
+testbench may call it after every operation.
+
+The chip never sees a page: the host gathers the rows a step needs with
+``rows`` into the contiguous cache inputs of the compiled program.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+__all__ = [
+    "DuplicateRequest",
+    "InvalidArgument",
+    "InvariantError",
+    "OutOfPages",
+    "PageTable",
+    "PageTableError",
+    "UnknownRequest",
+    "check_invariants",
+    "pages_for",
+]
+
+
+class PageTableError(Exception):
+    """Base class of the errors a caller can provoke; the table is left unchanged."""
+
+
+class UnknownRequest(PageTableError, KeyError):
+    """The request id is not live (never created, or already released)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class DuplicateRequest(PageTableError, ValueError):
+    """``new`` or ``fork`` named a request id that is already live."""
+
+
+class InvalidArgument(PageTableError, ValueError):
+    """A size, row range, trim point, page number or row that does not fit the table."""
+
+
+class OutOfPages(PageTableError):
+    """No free page is left for an append (a new page or a copy-on-write copy)."""
+
+
+class InvariantError(AssertionError):
+    """The page table's bookkeeping is inconsistent: a bug, never bad input."""
+
+
+def pages_for(n_rows: int, page_size: int) -> int:
+    """Pages that ``n_rows`` rows occupy: ceil(n_rows / page_size); the only rounding."""
+    return -(-n_rows // page_size)
+
+
+@dataclass
+class _Request:
+    """What the table knows about one live request."""
+
+    pages: list[int] = field(default_factory=list)  # block table: physical page per logical page
+    length: int = 0  # rows appended so far, dropped ones included
+    dropped: int = 0  # logical pages released from the front by trim
+
+
+class PageTable:
+    """Pages of ``page_size`` rows in a shared pool: block tables, refcounts, copy-on-write."""
+
+    def __init__(
+        self,
+        n_pages: int,
+        page_size: int,
+        row_shape: tuple[int, ...] = (),
+        dtype: DTypeLike = np.int64,
+    ) -> None:
+        for name, value in (("n_pages", n_pages), ("page_size", page_size)):
+            if not isinstance(value, (int, np.integer)) or value <= 0:
+                raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
+        self.n_pages = int(n_pages)
+        self.page_size = int(page_size)
+        self.row_shape = tuple(int(n) for n in row_shape)
+        self.dtype = np.dtype(dtype)
+        self.pool = np.zeros((self.n_pages, self.page_size, *self.row_shape), dtype=self.dtype)
+        self.cow_copies = 0  # pages copied by copy-on-write since construction
+        self._refcounts = [0] * self.n_pages
+        self._free = list(range(self.n_pages - 1, -1, -1))  # pop() hands out page 0 first
+        self._requests: dict[Hashable, _Request] = {}
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def new(self, rid: Hashable) -> None:
+        """Start an empty request; it takes no page until its first append."""
+        if rid in self._requests:
+            raise DuplicateRequest(
+                f"request {rid!r} already exists (length {self._requests[rid].length}); "
+                "release it first or use another id"
+            )
+        self._requests[rid] = _Request()
+
+    def fork(self, src: Hashable, dst: Hashable) -> None:
+        """Make ``dst`` share every page of ``src``: a common prefix stored once, nothing copied."""
+        source = self._get(src)
+        if dst in self._requests:
+            raise DuplicateRequest(
+                f"cannot fork {src!r} onto {dst!r}: request {dst!r} already exists; "
+                "release it first or fork onto a new id"
+            )
+        for page in source.pages:
+            self._refcounts[page] += 1
+        self._requests[dst] = _Request(list(source.pages), source.length, source.dropped)
+
+    def release(self, rid: Hashable) -> None:
+        """Drop every page of the request and forget it; pages with no other owner become free."""
+        request = self._get(rid)
+        del self._requests[rid]
+        for page in request.pages:
+            self._unref(page)
+
+    # ---- rows -----------------------------------------------------------------------------
+
+    def append(self, rid: Hashable, row: ArrayLike) -> None:
+        """Write the request's next row; take a new page, or privately copy a shared one, first."""
+        request = self._get(rid)
+        value = self._as_row(rid, row)
+        offset = request.length % self.page_size
+        if offset == 0:
+            request.pages.append(self._allocate(rid, f"row {request.length} (a new page)"))
+        elif self._refcounts[request.pages[-1]] > 1:
+            self._copy_on_write(rid, request)
+        self.pool[request.pages[-1], offset, ...] = value
+        request.length += 1
+
+    def rows(self, rid: Hashable, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo <= i < hi`` as an array ``(hi - lo, *row_shape)``, in one vectorised gather."""
+        request = self._get(rid)
+        lo, hi = _as_index(rid, "lo", lo), _as_index(rid, "hi", hi)
+        first = request.dropped * self.page_size
+        if not first <= lo <= hi <= request.length:
+            raise InvalidArgument(
+                f"request {rid!r}: rows({lo}, {hi}) is outside the readable rows "
+                f"[{first}, {request.length}) (need first_row <= lo <= hi <= length)"
+            )
+        logical = np.arange(lo, hi)
+        table_index = logical // self.page_size - request.dropped
+        physical = np.asarray(request.pages, dtype=np.intp)[table_index]
+        return self.pool[physical, logical % self.page_size]
+
+    def trim(self, rid: Hashable, keep_from: int) -> None:
+        """Release the request's pages lying entirely below logical row ``keep_from`` (a window).
+
+        A page that still holds one row at or after ``keep_from`` stays; rows below
+        ``first_row`` can no longer be read.
+        """
+        request = self._get(rid)
+        keep_from = _as_index(rid, "keep_from", keep_from)
+        if not 0 <= keep_from <= request.length:
+            raise InvalidArgument(
+                f"request {rid!r}: trim(keep_from={keep_from}) is outside [0, {request.length}] "
+                "(the request's length)"
+            )
+        n_release = keep_from // self.page_size - request.dropped
+        if n_release <= 0:
+            return
+        released = request.pages[:n_release]
+        del request.pages[:n_release]
+        request.dropped += n_release
+        for page in released:  # oldest first: the newest freed page is reused first
+            self._unref(page)
+
+    # ---- queries --------------------------------------------------------------------------
+
+    def length(self, rid: Hashable) -> int:
+        """Rows appended to the request so far, released ones included."""
+        return self._get(rid).length
+
+    def first_row(self, rid: Hashable) -> int:
+        """The first logical row still readable: everything below was released by ``trim``."""
+        return self._get(rid).dropped * self.page_size
+
+    def block_table(self, rid: Hashable) -> list[int]:
+        """A copy of the request's block table: the physical page of each live logical page."""
+        return list(self._get(rid).pages)
+
+    def refcount(self, page: int) -> int:
+        """How many block-table entries name physical ``page``."""
+        if not isinstance(page, (int, np.integer)) or not 0 <= page < self.n_pages:
+            raise InvalidArgument(
+                f"page {page!r} is not a page of this pool (0..{self.n_pages - 1})"
+            )
+        return self._refcounts[page]
+
+    def requests(self) -> list[Hashable]:
+        """The live request ids, in creation order."""
+        return list(self._requests)
+
+    def free_pages(self) -> list[int]:
+        """A copy of the free list; its last element is the next page handed out."""
+        return list(self._free)
+
+    def used(self) -> int:
+        """Pages held by at least one request."""
+        return self.n_pages - len(self._free)
+
+    def free_count(self) -> int:
+        """Pages on the free list."""
+        return len(self._free)
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _get(self, rid: Hashable) -> _Request:
+        try:
+            return self._requests[rid]
+        except KeyError:
+            raise UnknownRequest(
+                f"request {rid!r} is not live: it was never created with new()/fork() "
+                "or has already been released"
+            ) from None
+
+    def _as_row(self, rid: Hashable, row: ArrayLike) -> np.ndarray:
+        """Convert ``row`` to the row shape and dtype, refusing changes to its values."""
+        value = np.asarray(row, dtype=object if self.dtype == object else None)
+        if value.shape != self.row_shape:
+            raise InvalidArgument(
+                f"request {rid!r}: row of shape {value.shape} does not match "
+                f"row_shape {self.row_shape}"
+            )
+        if value.dtype == self.dtype:
+            return value
+        if not _castable(value.dtype, self.dtype):
+            raise InvalidArgument(
+                f"request {rid!r}: row of dtype {value.dtype} cannot be stored as "
+                f"{self.dtype}; convert it first"
+            )
+        converted = value.astype(self.dtype)
+        if self.dtype.kind in "iu" and not np.array_equal(converted, value):
+            raise InvalidArgument(f"request {rid!r}: row {row!r} does not fit in {self.dtype}")
+        return converted
+
+    def _copy_on_write(self, rid: Hashable, request: _Request) -> None:
+        shared = request.pages[-1]
+        private = self._allocate(rid, f"the copy-on-write copy of shared page {shared}")
+        self.pool[private] = self.pool[shared]
+        self._unref(shared)
+        request.pages[-1] = private
+        self.cow_copies += 1
+
+    def _allocate(self, rid: Hashable, purpose: str) -> int:
+        if not self._free:
+            raise OutOfPages(
+                f"request {rid!r}: no free page for {purpose}; all {self.n_pages} pages are in use "
+                "(release or trim a request, or use a larger pool)"
+            )
+        page = self._free.pop()
+        self._refcounts[page] = 1
+        return page
+
+    def _unref(self, page: int) -> None:
+        count = self._refcounts[page]
+        if count <= 0:
+            raise InvariantError(f"double free: page {page} already has reference count {count}")
+        self._refcounts[page] = count - 1
+        if count == 1:
+            self._free.append(page)
+
+
+def _as_index(rid: Hashable, name: str, value: int) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        message = f"request {rid!r}: {name} must be an integer, got {value!r}"
+        raise InvalidArgument(message) from None
+
+
+def _castable(source: np.dtype, target: np.dtype) -> bool:
+    """Integers fit any integer pool (the range is checked apart); else numpy's same-kind rule."""
+    if source.kind in "biu" and target.kind in "iu":
+        return True
+    return bool(np.can_cast(source, target, casting="same_kind"))
+
+
+def check_invariants(table: PageTable) -> None:
+    """Re-derive the bookkeeping from the block tables; raise ``InvariantError`` on any mismatch.
+
+    Checked: pool shape; page numbers in range; each refcount equals the number of
+    block-table entries naming the page; each page is on the free list exactly once if
+    unreferenced and never if referenced (no duplicate, no leak); ``free_count()`` and
+    ``used()`` agree; each request's block table fits its length and dropped pages.
+    """
+    expected_shape = (table.n_pages, table.page_size, *table.row_shape)
+    _require(
+        table.pool.shape == expected_shape,
+        f"pool has shape {table.pool.shape}, expected {expected_shape}",
+    )
+    refcounts = np.asarray(table._refcounts, dtype=np.intp)
+    named = np.fromiter((p for r in table._requests.values() for p in r.pages), dtype=np.intp)
+    free = np.asarray(table._free, dtype=np.intp)
+    _check_refcounts(refcounts, _occurrences(named, table.n_pages, "a block table"))
+    _check_free_list(refcounts, _occurrences(free, table.n_pages, "the free list"))
+    n_referenced = int((refcounts > 0).sum())
+    _require(
+        table.used() == n_referenced and table.free_count() == table.n_pages - n_referenced,
+        f"used() {table.used()} and free_count() {table.free_count()}, "
+        f"but {n_referenced} of {table.n_pages} pages are referenced",
+    )
+    for rid, request in table._requests.items():
+        _check_request(rid, request, table.page_size)
+
+
+def _occurrences(pages: np.ndarray, n_pages: int, where: str) -> np.ndarray:
+    """How many times each page appears in ``pages``, after checking every number is a page."""
+    bad = pages[(pages < 0) | (pages >= n_pages)]
+    _require(bad.size == 0, f"{where} names page(s) {bad.tolist()} outside 0..{n_pages - 1}")
+    return np.bincount(pages, minlength=n_pages)
+
+
+def _check_refcounts(refcounts: np.ndarray, entries: np.ndarray) -> None:
+    wrong = np.flatnonzero(entries != refcounts)
+    if wrong.size:
+        page = wrong[0]
+        raise InvariantError(
+            f"page {page}: refcount {refcounts[page]} but {entries[page]} block-table entries"
+        )
+
+
+def _check_free_list(refcounts: np.ndarray, on_free: np.ndarray) -> None:
+    twice = np.flatnonzero(on_free > 1)
+    _require(twice.size == 0, f"page(s) {twice.tolist()} are on the free list twice")
+    both = np.flatnonzero((on_free > 0) & (refcounts > 0))
+    _require(both.size == 0, f"page(s) {both.tolist()} are both free and referenced")
+    leaked = np.flatnonzero((on_free == 0) & (refcounts == 0))
+    _require(leaked.size == 0, f"page(s) {leaked.tolist()} are neither free nor referenced (leak)")
+
+
+def _check_request(rid: Hashable, request: _Request, page_size: int) -> None:
+    _require(
+        request.length >= 0 and 0 <= request.dropped * page_size <= request.length,
+        f"request {rid!r}: length {request.length} with {request.dropped} dropped pages",
+    )
+    expected = pages_for(request.length, page_size) - request.dropped
+    _require(
+        len(request.pages) == expected,
+        f"request {rid!r}: block table has {len(request.pages)} pages, length {request.length} "
+        f"and {request.dropped} dropped pages need {expected}",
+    )
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise InvariantError(message)

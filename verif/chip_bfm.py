@@ -1,0 +1,102 @@
+"""The chip's bus-functional model: clock, reset, bulk memory access, one run, the status.
+
+Everything the testbench does to the pins lives here, so drivers, monitors and directed tests
+share one implementation. A run pulses `start` and then waits for `done` with a single trigger
+raced against a timer (the watchdog): no per-cycle Python between start and done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
+
+from model.machine import Counters
+
+CLOCK_NS = 10
+EXT_MEM_PATH = ("u_mem", "mem")  # chip_harness: the external memory model's array
+
+
+class ChipHung(AssertionError):
+    """`done` did not rise within the watchdog's limit."""
+
+
+class UnknownValue(AssertionError):
+    """An output the testbench reads holds X or Z (only Icarus can show this)."""
+
+
+@dataclass
+class ChipStatus:
+    """What the chip reports after done."""
+
+    error: int
+    error_pc: int
+    counters: Counters
+
+
+class ChipBfm:
+    """Pin-level access to `chip_harness` (the chip plus its external memory model)."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.mem = dut
+        for name in EXT_MEM_PATH:
+            self.mem = getattr(self.mem, name)
+        self._clock_started = False
+
+    async def reset(self, cycles: int = 3) -> None:
+        if not self._clock_started:
+            Clock(self.dut.clk, CLOCK_NS, unit="ns").start()
+            self._clock_started = True
+        self.dut.start.value = 0
+        self.dut.rst.value = 1
+        for _ in range(cycles):
+            await RisingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+        await RisingEdge(self.dut.clk)
+
+    def write_words(self, base: int, values: Sequence[int] | np.ndarray) -> None:
+        """Backdoor write of external memory (lands at the next simulator step)."""
+        for offset, value in enumerate(np.asarray(values, dtype=np.int64).tolist()):
+            self.mem[base + offset].value = value & 0xFFFFFFFF
+
+    def read_words(self, base: int, count: int) -> np.ndarray:
+        """Backdoor read of external memory, as uint32 words; X or Z raises."""
+        out = np.zeros(count, dtype=np.uint32)
+        for offset in range(count):
+            value = self.mem[base + offset].value
+            if not value.is_resolvable:
+                raise UnknownValue(f"external memory word {base + offset} is {value}")
+            out[offset] = int(value)
+        return out
+
+    async def run(self, max_cycles: int) -> ChipStatus:
+        """Pulse start, wait for done (at most max_cycles), return the status."""
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 0
+        done = RisingEdge(self.dut.done)
+        watchdog = Timer(max_cycles * CLOCK_NS, unit="ns")
+        if await First(done, watchdog) is watchdog:
+            raise ChipHung(f"done did not rise within {max_cycles} cycles")
+        await ReadOnly()
+        status = self.read_status()
+        await RisingEdge(self.dut.clk)
+        return status
+
+    def read_status(self) -> ChipStatus:
+        def port(name: str) -> int:
+            value = getattr(self.dut, name).value
+            if not value.is_resolvable:
+                raise UnknownValue(f"output {name} is {value}")
+            return int(value)
+
+        counters = Counters(
+            total=port("cnt_total"), dma=port("cnt_dma"), mat=port("cnt_mat"),
+            vec=port("cnt_vec"), sm=port("cnt_sm"), instr=port("ev_instr"), sat=port("ev_sat"),
+        )
+        return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters)

@@ -1,0 +1,31 @@
+"""Exact comparison of a chip run with its prediction, reported as the first difference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model.machine import Counters
+
+
+def first_memory_difference(expected: np.ndarray, got: np.ndarray, base: int = 0) -> str | None:
+    """The first differing word as 'address: expected X, got Y', or None when equal."""
+    expected = np.asarray(expected, dtype=np.uint32)
+    got = np.asarray(got, dtype=np.uint32)
+    if expected.shape != got.shape:
+        return f"memory regions differ in size: expected {expected.size} words, got {got.size}"
+    differing = np.flatnonzero(expected != got)
+    if differing.size == 0:
+        return None
+    i = int(differing[0])
+    return (f"memory word {base + i}: expected {int(expected[i]):#010x}, got {int(got[i]):#010x} "
+            f"({differing.size} words differ)")
+
+
+def counter_differences(expected: Counters, got: Counters) -> list[str]:
+    """One line per counter that differs, in ISA.md's order."""
+    return [
+        f"counter {name}: expected {want}, got {have}"
+        for (name, want), have in zip(expected.as_dict().items(), got.as_dict().values(),
+                                      strict=True)
+        if want != have
+    ]

@@ -37,6 +37,7 @@ def rounding_doubling_high_mul(x: np.ndarray, mult: int) -> np.ndarray:
 def rounding_shift_right(x: np.ndarray, shift: int) -> np.ndarray:
     """gemmlowp's RoundingDivideByPOT: x / 2^shift, ties away from zero."""
     x = np.asarray(x, dtype=np.int64)
+    shift = min(shift, 63)  # |x| < 2^32, so any shift from 33 up gives the same result
     mask = np.int64((1 << shift) - 1)
     remainder = x & mask
     threshold = (mask >> 1) + (x < 0).astype(np.int64)

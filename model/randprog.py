@@ -57,6 +57,11 @@ def random_mult(rng: random.Random) -> int:
     ])
 
 
+def random_shift(rng: random.Random) -> int:
+    """Mostly the compiler's range 0..31, sometimes the rest of the 8-bit field."""
+    return rng.randint(0, 31) if rng.random() < 0.95 else rng.randint(32, 255)
+
+
 class _Scratchpad:
     """Hands out disjoint scratchpad ranges, so operands and results never overlap by accident."""
 
@@ -168,5 +173,5 @@ def _matmul(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | No
         return None
     pad.filled.append((c, m * n))
     raw = rng.random() < 0.15
-    return isa.matmul(a, b, c, m, k, n, mult=random_mult(rng), shift=rng.randint(0, 31),
+    return isa.matmul(a, b, c, m, k, n, mult=random_mult(rng), shift=random_shift(rng),
                       b_transposed=rng.random() < 0.5, raw=raw)

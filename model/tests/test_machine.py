@@ -66,7 +66,7 @@ def test_encode_rejects_a_field_that_does_not_fit():
 def requant_edge_cases():
     rng = random.Random(3)
     cases = [(-(2**31), -(2**31), s) for s in (0, 1, 31)]
-    for shift in (0, 1, 2, 5, 31):
+    for shift in (0, 1, 2, 5, 31, 32, 33, 63, 64, 255):
         for x in (2**31 - 1, -(2**31), 0, 1, -1, 3, -3, 255, -255):
             cases.append((x, 1 << 30, shift))  # x * 2^30 / 2^31 = x / 2: a tie for odd x
             cases.append((x, 2**31 - 1, shift))

@@ -150,13 +150,13 @@ def _compute(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | N
         if b is None or (b != a and abs(b - a) < length):
             return None  # only an exact in-place write is defined, not a partial overlap
         return isa.vadd(a, b, a, length)
+    b = pad.operand(length) if kind == "vadd" else None
     c = pad.take(out_len)
-    if c is None:
+    if c is None or (kind == "vadd" and b is None):
         return None
-    pad.filled.append((c, out_len))
+    pad.filled.append((c, out_len))  # only now: an operand must never be the unwritten result
     if kind == "vadd":
-        b = pad.operand(length)
-        return None if b is None else isa.vadd(a, b, c, length)
+        return isa.vadd(a, b, c, length)
     return {"vmax": isa.vmax, "argmax": isa.argmax, "softmax": isa.softmax}[kind](a, c, length)
 
 

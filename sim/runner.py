@@ -111,8 +111,8 @@ def _build_cached(
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
     stamp = build_dir / "built.stamp"
-    with _locked(build_dir.with_suffix(".lock")):
-        if not _up_to_date(stamp, sources):
+    with locked(build_dir.with_suffix(".lock")):
+        if not up_to_date(stamp, sources):
             _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, build_dir)
             stamp.write_text(key)
     return Build(sim, toplevel, build_dir, waves, parameters)
@@ -144,7 +144,7 @@ def _compile(sim, toplevel, sources, parameters, defines, waves, build_dir) -> N
         ) from err
 
 
-def _up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:
+def up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:
     if not stamp.exists():
         return False
     built = stamp.stat().st_mtime
@@ -152,7 +152,7 @@ def _up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:
 
 
 @contextmanager
-def _locked(lock_path: Path):
+def locked(lock_path: Path):
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

@@ -113,7 +113,7 @@ def encode(instr: Instr) -> list[int]:
 
 
 def decode(words: Sequence[int]) -> Instr:
-    """The inverse of `encode`, for any four words (unknown opcodes decode; the chip rejects them)."""
+    """The inverse of `encode`, for any four words (unknown opcodes decode; the chip rejects)."""
     w0, w1, w2, w3 = (int(w) & 0xFFFFFFFF for w in words)
     mult = w3 - (1 << 32) if w3 & 0x80000000 else w3
     return Instr(

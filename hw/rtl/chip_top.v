@@ -1,0 +1,269 @@
+`default_nettype none
+// chip_top: the int8 LLM accelerator (hw/ISA.md).
+//
+// The controller fetches and checks instructions and hands each one to its unit: the DMA
+// (LOAD, STORE), the matrix unit (MATMUL), the vector unit (VADD, VMAX, ARGMAX) or the softmax
+// unit (SOFTMAX). One unit runs at a time, so the SRAM ports and the external memory port are
+// plain multiplexers on the controller's unit selects.
+module chip_top #(
+    parameter ARRAY_N    = 4,        // the systolic array is ARRAY_N x ARRAY_N
+    parameter K_MAX      = 64,       // the longest MATMUL reduction
+    parameter SRAM_WORDS = 4096,     // on-chip scratchpad, 32-bit words
+    parameter EXT_WORDS  = 16384,    // external words the chip may address
+    parameter EXT_LAT    = 2,        // external read latency in cycles (>= 1), fixed
+    parameter SM_MAX     = 256       // the longest SOFTMAX vector
+) (
+    input  wire        clk,
+    input  wire        rst,
+
+    // host
+    input  wire        start,
+    output wire        busy,
+    output wire        done,
+    output wire [3:0]  error,
+    output wire [15:0] error_pc,
+
+    // external memory
+    output wire        mem_req,
+    output wire        mem_we,
+    output wire [15:0] mem_addr,
+    output wire [31:0] mem_wdata,
+    input  wire        mem_rvalid,
+    input  wire [31:0] mem_rdata,
+
+    // counters
+    output wire [31:0] cnt_total,
+    output wire [31:0] cnt_dma,
+    output wire [31:0] cnt_mat,
+    output wire [31:0] cnt_vec,
+    output wire [31:0] cnt_sm,
+    output wire [31:0] ev_instr,
+    output wire [31:0] ev_sat
+);
+
+localparam SRAM_AW = $clog2(SRAM_WORDS);    // SRAM address width
+
+// ---------------------------------------------------------------------------------------------
+// controller
+
+wire [7:0]  op_m, op_k, op_n, op_flags, op_shift;
+wire [15:0] op_len, op_a, op_b, op_c;
+wire [31:0] op_mult;
+wire        go_load, go_store, go_matmul, go_vadd, go_vmax, go_argmax, go_softmax;
+wire        sel_dma, sel_mat, sel_vec, sel_sm;
+wire        ctl_mem_req;
+wire [15:0] ctl_mem_addr;
+
+wire dma_done, mat_done, vec_done, sm_done;
+wire mat_sat, vec_sat;
+
+controller #(
+    .EXT_LAT    (EXT_LAT),
+    .EXT_WORDS  (EXT_WORDS),
+    .SRAM_WORDS (SRAM_WORDS),
+    .K_MAX      (K_MAX),
+    .SM_MAX     (SM_MAX)
+) u_controller (
+    .clk        (clk),
+    .rst        (rst),
+    .start      (start),
+    .busy       (busy),
+    .done       (done),
+    .error      (error),
+    .error_pc   (error_pc),
+    .mem_req    (ctl_mem_req),
+    .mem_addr   (ctl_mem_addr),
+    .mem_rvalid (mem_rvalid),
+    .mem_rdata  (mem_rdata),
+    .op_m       (op_m),
+    .op_k       (op_k),
+    .op_n       (op_n),
+    .op_len     (op_len),
+    .op_a       (op_a),
+    .op_b       (op_b),
+    .op_c       (op_c),
+    .op_flags   (op_flags),
+    .op_shift   (op_shift),
+    .op_mult    (op_mult),
+    .go_load    (go_load),
+    .go_store   (go_store),
+    .go_matmul  (go_matmul),
+    .go_vadd    (go_vadd),
+    .go_vmax    (go_vmax),
+    .go_argmax  (go_argmax),
+    .go_softmax (go_softmax),
+    .sel_dma    (sel_dma),
+    .sel_mat    (sel_mat),
+    .sel_vec    (sel_vec),
+    .sel_sm     (sel_sm),
+    .unit_done  (dma_done || mat_done || vec_done || sm_done),
+    .sat_event  (mat_sat || vec_sat),
+    .cnt_total  (cnt_total),
+    .cnt_dma    (cnt_dma),
+    .cnt_mat    (cnt_mat),
+    .cnt_vec    (cnt_vec),
+    .cnt_sm     (cnt_sm),
+    .ev_instr   (ev_instr),
+    .ev_sat     (ev_sat)
+);
+
+// ---------------------------------------------------------------------------------------------
+// SRAM
+
+wire [SRAM_AW-1:0] sram_rd_a_addr, sram_rd_b_addr, sram_wr_addr;
+wire [31:0]        sram_rd_a_data, sram_rd_b_data, sram_wr_data;
+wire               sram_wr_en;
+
+sram #(
+    .SRAM_WORDS (SRAM_WORDS)
+) u_sram (
+    .clk       (clk),
+    .rd_a_addr (sram_rd_a_addr),
+    .rd_a_data (sram_rd_a_data),
+    .rd_b_addr (sram_rd_b_addr),
+    .rd_b_data (sram_rd_b_data),
+    .wr_en     (sram_wr_en),
+    .wr_addr   (sram_wr_addr),
+    .wr_data   (sram_wr_data)
+);
+
+// ---------------------------------------------------------------------------------------------
+// units
+
+wire [SRAM_AW-1:0] dma_raddr, dma_waddr;
+wire               dma_we;
+wire [31:0]        dma_wdata;
+wire               dma_mem_req, dma_mem_we;
+wire [15:0]        dma_mem_addr;
+wire [31:0]        dma_mem_wdata;
+
+dma #(
+    .SRAM_AW (SRAM_AW)
+) u_dma (
+    .clk           (clk),
+    .rst           (rst),
+    .cmd_load      (go_load),
+    .cmd_store     (go_store),
+    .cmd_ext_addr  (op_a),
+    .cmd_sram_addr (op_b),
+    .cmd_len       (op_len),
+    .done          (dma_done),
+    .mem_req       (dma_mem_req),
+    .mem_we        (dma_mem_we),
+    .mem_addr      (dma_mem_addr),
+    .mem_wdata     (dma_mem_wdata),
+    .mem_rvalid    (mem_rvalid),
+    .mem_rdata     (mem_rdata),
+    .sram_raddr    (dma_raddr),
+    .sram_rdata    (sram_rd_a_data),
+    .sram_we       (dma_we),
+    .sram_waddr    (dma_waddr),
+    .sram_wdata    (dma_wdata)
+);
+
+wire [SRAM_AW-1:0] mat_raddr, mat_waddr;
+wire               mat_we;
+wire [31:0]        mat_wdata;
+
+matrix_unit #(
+    .ARRAY_N (ARRAY_N),
+    .K_MAX   (K_MAX),
+    .SRAM_AW (SRAM_AW)
+) u_matrix_unit (
+    .clk        (clk),
+    .rst        (rst),
+    .cmd_matmul (go_matmul),
+    .cmd_a      (op_a),
+    .cmd_b      (op_b),
+    .cmd_c      (op_c),
+    .cmd_m      (op_m),
+    .cmd_k      (op_k),
+    .cmd_n      (op_n),
+    .cmd_flags  (op_flags),
+    .cmd_shift  (op_shift),
+    .cmd_mult   (op_mult),
+    .done       (mat_done),
+    .sat        (mat_sat),
+    .sram_raddr (mat_raddr),
+    .sram_rdata (sram_rd_a_data),
+    .sram_we    (mat_we),
+    .sram_waddr (mat_waddr),
+    .sram_wdata (mat_wdata)
+);
+
+wire [SRAM_AW-1:0] vec_raddr_a, vec_raddr_b, vec_waddr;
+wire               vec_we;
+wire [31:0]        vec_wdata;
+
+vector_unit #(
+    .SRAM_AW (SRAM_AW)
+) u_vector_unit (
+    .clk          (clk),
+    .rst          (rst),
+    .cmd_vadd     (go_vadd),
+    .cmd_vmax     (go_vmax),
+    .cmd_argmax   (go_argmax),
+    .cmd_a        (op_a),
+    .cmd_b        (op_b),
+    .cmd_c        (op_c),
+    .cmd_len      (op_len),
+    .done         (vec_done),
+    .sat          (vec_sat),
+    .sram_raddr_a (vec_raddr_a),
+    .sram_rdata_a (sram_rd_a_data),
+    .sram_raddr_b (vec_raddr_b),
+    .sram_rdata_b (sram_rd_b_data),
+    .sram_we      (vec_we),
+    .sram_waddr   (vec_waddr),
+    .sram_wdata   (vec_wdata)
+);
+
+wire [SRAM_AW-1:0] sm_raddr, sm_waddr;
+wire               sm_we;
+wire [31:0]        sm_wdata;
+
+softmax_unit #(
+    .SRAM_AW (SRAM_AW),
+    .SM_MAX  (SM_MAX)
+) u_softmax_unit (
+    .clk         (clk),
+    .rst         (rst),
+    .cmd_softmax (go_softmax),
+    .cmd_a       (op_a),
+    .cmd_c       (op_c),
+    .cmd_len     (op_len),
+    .done        (sm_done),
+    .sram_raddr  (sm_raddr),
+    .sram_rdata  (sram_rd_a_data),
+    .sram_we     (sm_we),
+    .sram_waddr  (sm_waddr),
+    .sram_wdata  (sm_wdata)
+);
+
+// ---------------------------------------------------------------------------------------------
+// port multiplexers: the selected unit owns the SRAM; the DMA owns the external port in EXEC
+
+assign sram_rd_a_addr = sel_dma ? dma_raddr :
+                        sel_mat ? mat_raddr :
+                        sel_vec ? vec_raddr_a :
+                                  sm_raddr;
+assign sram_rd_b_addr = vec_raddr_b;
+assign sram_wr_en     = (sel_dma && dma_we) || (sel_mat && mat_we) ||
+                        (sel_vec && vec_we) || (sel_sm && sm_we);
+assign sram_wr_addr   = sel_dma ? dma_waddr :
+                        sel_mat ? mat_waddr :
+                        sel_vec ? vec_waddr :
+                                  sm_waddr;
+assign sram_wr_data   = sel_dma ? dma_wdata :
+                        sel_mat ? mat_wdata :
+                        sel_vec ? vec_wdata :
+                                  sm_wdata;
+
+assign mem_req   = sel_dma ? dma_mem_req  : ctl_mem_req;
+assign mem_we    = sel_dma && dma_mem_we;
+assign mem_addr  = sel_dma ? dma_mem_addr : ctl_mem_addr;
+assign mem_wdata = dma_mem_wdata;
+
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,326 @@
+`default_nettype none
+// controller: fetches, checks and dispatches one instruction at a time, and keeps the counters.
+//
+// Per instruction (hw/ISA.md, "Cycle costs"):
+//   FETCH  4 + EXT_LAT cycles: the four words are requested in cycles 0..3 and arrive in cycles
+//          EXT_LAT .. EXT_LAT+3 (no request is made when pc .. pc+3 is outside external memory)
+//   CHECK  1 cycle: the error checks; a failing check or HALT stops the run here, otherwise the
+//          unit's one-cycle command is raised in this cycle
+//   EXEC   the unit's cycles, ending with the cycle in which the unit raises its `done`
+// The instruction register is held during EXEC: the units read their operand fields from it.
+module controller #(
+    parameter EXT_LAT    = 2,        // external read latency in cycles (>= 1)
+    parameter EXT_WORDS  = 16384,    // external words the chip may address
+    parameter SRAM_WORDS = 4096,     // SRAM words
+    parameter K_MAX      = 64,       // the longest MATMUL reduction
+    parameter SM_MAX     = 256       // the longest SOFTMAX vector
+) (
+    input  wire        clk,
+    input  wire        rst,
+
+    // host
+    input  wire        start,        // one cycle while idle: run from external address 0
+    output wire        busy,
+    output wire        done,
+    output reg  [3:0]  error,
+    output reg  [15:0] error_pc,
+
+    // external memory, instruction fetch side (the DMA owns the port during EXEC)
+    output wire        mem_req,
+    output wire [15:0] mem_addr,
+    input  wire        mem_rvalid,
+    input  wire [31:0] mem_rdata,
+
+    // decoded fields of the current instruction, stable during EXEC
+    output wire [7:0]  op_m,
+    output wire [7:0]  op_k,
+    output wire [7:0]  op_n,
+    output wire [15:0] op_len,
+    output wire [15:0] op_a,
+    output wire [15:0] op_b,
+    output wire [15:0] op_c,
+    output wire [7:0]  op_flags,
+    output wire [7:0]  op_shift,
+    output wire [31:0] op_mult,
+
+    // dispatch: one-cycle commands (in the CHECK cycle), unit selects (during EXEC)
+    output wire        go_load,
+    output wire        go_store,
+    output wire        go_matmul,
+    output wire        go_vadd,
+    output wire        go_vmax,
+    output wire        go_argmax,
+    output wire        go_softmax,
+    output wire        sel_dma,
+    output wire        sel_mat,
+    output wire        sel_vec,
+    output wire        sel_sm,
+    input  wire        unit_done,    // the running unit's last cycle
+    input  wire        sat_event,    // a requant or VADD output was clamped this cycle
+
+    // counters, cleared by start
+    output reg  [31:0] cnt_total,
+    output reg  [31:0] cnt_dma,
+    output reg  [31:0] cnt_mat,
+    output reg  [31:0] cnt_vec,
+    output reg  [31:0] cnt_sm,
+    output reg  [31:0] ev_instr,
+    output reg  [31:0] ev_sat
+);
+
+localparam [7:0] OP_HALT    = 8'h00;
+localparam [7:0] OP_LOAD    = 8'h01;
+localparam [7:0] OP_STORE   = 8'h02;
+localparam [7:0] OP_MATMUL  = 8'h03;
+localparam [7:0] OP_VADD    = 8'h04;
+localparam [7:0] OP_VMAX    = 8'h05;
+localparam [7:0] OP_ARGMAX  = 8'h06;
+localparam [7:0] OP_SOFTMAX = 8'h07;
+
+localparam [3:0] ERR_OK             = 4'd0;
+localparam [3:0] ERR_ILLEGAL_OPCODE = 4'd1;
+localparam [3:0] ERR_BAD_ADDRESS    = 4'd2;
+localparam [3:0] ERR_BAD_SIZE       = 4'd3;
+
+localparam [2:0] S_IDLE  = 3'd0;     // after reset
+localparam [2:0] S_FETCH = 3'd1;
+localparam [2:0] S_CHECK = 3'd2;
+localparam [2:0] S_EXEC  = 3'd3;
+localparam [2:0] S_DONE  = 3'd4;     // the run has stopped
+
+localparam [7:0]  FETCH_LAST = EXT_LAT[7:0] + 8'd3;    // last cycle of FETCH
+localparam [31:0] EXT_LIMIT  = EXT_WORDS[31:0];     // the memory sizes, as 32-bit operands
+localparam [31:0] SRAM_LIMIT = SRAM_WORDS[31:0];
+localparam [31:0] K_LIMIT    = K_MAX[31:0];
+localparam [31:0] SM_LIMIT   = SM_MAX[31:0];
+
+initial begin
+    if (EXT_LAT < 1 || EXT_LAT > 200 || EXT_WORDS < 4 || EXT_WORDS > 65536 ||
+        SRAM_WORDS > 65536 || K_MAX < 1 || K_MAX > 255 || SM_MAX < 1 || SM_MAX > 65535) begin
+        $display("controller: bad parameters EXT_LAT=%0d EXT_WORDS=%0d SRAM_WORDS=%0d K_MAX=%0d SM_MAX=%0d",
+                 EXT_LAT, EXT_WORDS, SRAM_WORDS, K_MAX, SM_MAX);
+        $finish;
+    end
+end
+
+reg [2:0]   state_reg;
+reg [7:0]   fcnt_reg;       // FETCH: cycle number
+reg [16:0]  pc_reg;         // address of the current instruction (17 bits: pc + 4 may be 65536)
+reg [127:0] ir_reg;         // the instruction: word 0 in [31:0] .. word 3 in [127:96]
+
+// ---------------------------------------------------------------------------------------------
+// decode
+
+wire [31:0] w0 = ir_reg[31:0];
+wire [31:0] w1 = ir_reg[63:32];
+wire [31:0] w2 = ir_reg[95:64];
+wire [31:0] w3 = ir_reg[127:96];
+
+wire [7:0] opcode = w0[31:24];
+
+assign op_m     = w0[23:16];
+assign op_k     = w0[15:8];
+assign op_n     = w0[7:0];
+assign op_len   = w0[15:0];
+assign op_a     = w1[31:16];
+assign op_b     = w1[15:0];
+assign op_c     = w2[31:16];
+assign op_flags = w2[15:8];
+assign op_shift = w2[7:0];
+assign op_mult  = w3;
+
+// ---------------------------------------------------------------------------------------------
+// checks (all arithmetic in 32 bits: no sum or product can wrap)
+
+wire [31:0] pc_32   = {15'd0, pc_reg};
+wire [31:0] a_32    = {16'd0, op_a};
+wire [31:0] b_32    = {16'd0, op_b};
+wire [31:0] c_32    = {16'd0, op_c};
+wire [31:0] len_32  = {16'd0, op_len};
+wire [31:0] m_32    = {24'd0, op_m};
+wire [31:0] k_32    = {24'd0, op_k};
+wire [31:0] n_32    = {24'd0, op_n};
+
+wire fetch_ok   = (pc_32 + 32'd4) <= EXT_LIMIT;
+
+wire len_zero   = (op_len == 16'd0);
+wire a_len_bad  = (a_32 + len_32) > SRAM_LIMIT;
+wire b_len_bad  = (b_32 + len_32) > SRAM_LIMIT;
+wire c_len_bad  = (c_32 + len_32) > SRAM_LIMIT;
+wire c_one_bad  = (c_32 + 32'd1) > SRAM_LIMIT;
+wire ext_bad    = (a_32 + len_32) > EXT_LIMIT;
+wire mm_size_bad = (op_m == 8'd0) || (op_k == 8'd0) || (op_n == 8'd0) || (k_32 > K_LIMIT);
+wire mm_addr_bad = ((a_32 + m_32 * k_32) > SRAM_LIMIT) ||
+                   ((b_32 + k_32 * n_32) > SRAM_LIMIT) ||
+                   ((c_32 + m_32 * n_32) > SRAM_LIMIT);
+
+reg       legal;
+reg       size_bad;
+reg       addr_bad;
+
+always @* begin
+    legal    = 1'b1;
+    size_bad = 1'b0;
+    addr_bad = 1'b0;
+    case (opcode)
+        OP_HALT: begin
+        end
+        OP_LOAD, OP_STORE: begin
+            size_bad = len_zero;
+            addr_bad = ext_bad || b_len_bad;
+        end
+        OP_MATMUL: begin
+            size_bad = mm_size_bad;
+            addr_bad = mm_addr_bad;
+        end
+        OP_VADD: begin
+            size_bad = len_zero;
+            addr_bad = a_len_bad || b_len_bad || c_len_bad;
+        end
+        OP_VMAX, OP_ARGMAX: begin
+            size_bad = len_zero;
+            addr_bad = a_len_bad || c_one_bad;
+        end
+        OP_SOFTMAX: begin
+            size_bad = len_zero || (len_32 > SM_LIMIT);
+            addr_bad = a_len_bad || c_len_bad;
+        end
+        default: begin
+            legal = 1'b0;
+        end
+    endcase
+end
+
+wire [3:0] check_code = !fetch_ok ? ERR_BAD_ADDRESS    :
+                        !legal    ? ERR_ILLEGAL_OPCODE :
+                        size_bad  ? ERR_BAD_SIZE       :
+                        addr_bad  ? ERR_BAD_ADDRESS    :
+                                    ERR_OK;
+
+wire checking = (state_reg == S_CHECK);
+wire passes   = checking && (check_code == ERR_OK);
+wire stopping = checking && ((check_code != ERR_OK) || (opcode == OP_HALT));
+wire launch   = passes && (opcode != OP_HALT);
+
+// ---------------------------------------------------------------------------------------------
+// fetch, dispatch, status
+
+wire fetching = (state_reg == S_FETCH);
+wire in_exec  = (state_reg == S_EXEC);
+wire [16:0] fetch_addr = pc_reg + {9'd0, fcnt_reg};
+
+assign busy     = fetching || checking || in_exec;
+assign done     = (state_reg == S_DONE);
+assign mem_req  = fetching && fetch_ok && (fcnt_reg < 8'd4);
+assign mem_addr = fetch_addr[15:0];
+
+assign go_load    = launch && (opcode == OP_LOAD);
+assign go_store   = launch && (opcode == OP_STORE);
+assign go_matmul  = launch && (opcode == OP_MATMUL);
+assign go_vadd    = launch && (opcode == OP_VADD);
+assign go_vmax    = launch && (opcode == OP_VMAX);
+assign go_argmax  = launch && (opcode == OP_ARGMAX);
+assign go_softmax = launch && (opcode == OP_SOFTMAX);
+
+assign sel_dma = in_exec && ((opcode == OP_LOAD) || (opcode == OP_STORE));
+assign sel_mat = in_exec && (opcode == OP_MATMUL);
+assign sel_vec = in_exec && ((opcode == OP_VADD) || (opcode == OP_VMAX) || (opcode == OP_ARGMAX));
+assign sel_sm  = in_exec && (opcode == OP_SOFTMAX);
+
+wire idle     = (state_reg == S_IDLE) || (state_reg == S_DONE);
+wire starting = idle && start;
+
+always @(posedge clk) begin
+    if (rst) begin
+        state_reg <= S_IDLE;
+        fcnt_reg  <= 8'd0;
+        pc_reg    <= 17'd0;
+        ir_reg    <= 128'd0;
+        error     <= ERR_OK;
+        error_pc  <= 16'd0;
+    end else begin
+        case (state_reg)
+            S_IDLE, S_DONE: begin
+                if (start) begin
+                    state_reg <= S_FETCH;
+                    fcnt_reg  <= 8'd0;
+                    pc_reg    <= 17'd0;
+                    error     <= ERR_OK;
+                    error_pc  <= 16'd0;
+                end
+            end
+            S_FETCH: begin
+                if (mem_rvalid) begin
+                    ir_reg <= {mem_rdata, ir_reg[127:32]};
+                end
+                fcnt_reg <= fcnt_reg + 8'd1;
+                if (fcnt_reg == FETCH_LAST) begin
+                    state_reg <= S_CHECK;
+                end
+            end
+            S_CHECK: begin
+                if (stopping) begin
+                    state_reg <= S_DONE;
+                    error     <= check_code;
+                    error_pc  <= pc_reg[15:0];
+                end else begin
+                    state_reg <= S_EXEC;
+                end
+            end
+            S_EXEC: begin
+                if (unit_done) begin
+                    state_reg <= S_FETCH;
+                    fcnt_reg  <= 8'd0;
+                    pc_reg    <= pc_reg + 17'd4;
+                end
+            end
+            default: begin
+                state_reg <= S_IDLE;
+            end
+        endcase
+    end
+end
+
+// ---------------------------------------------------------------------------------------------
+// counters
+
+always @(posedge clk) begin
+    if (rst || starting) begin
+        cnt_total <= 32'd0;
+        cnt_dma   <= 32'd0;
+        cnt_mat   <= 32'd0;
+        cnt_vec   <= 32'd0;
+        cnt_sm    <= 32'd0;
+        ev_instr  <= 32'd0;
+        ev_sat    <= 32'd0;
+    end else begin
+        if (busy) begin
+            cnt_total <= cnt_total + 32'd1;
+        end
+        if (sel_dma) begin
+            cnt_dma <= cnt_dma + 32'd1;
+        end
+        if (sel_mat) begin
+            cnt_mat <= cnt_mat + 32'd1;
+        end
+        if (sel_vec) begin
+            cnt_vec <= cnt_vec + 32'd1;
+        end
+        if (sel_sm) begin
+            cnt_sm <= cnt_sm + 32'd1;
+        end
+        if (passes) begin
+            ev_instr <= ev_instr + 32'd1;
+        end
+        if (sat_event) begin
+            ev_sat <= ev_sat + 32'd1;
+        end
+    end
+end
+
+// a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536
+wire unused_controller = &{1'b0, fetch_addr[16]};
+
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,191 @@
+`default_nettype none
+// softmax_unit: SOFTMAX of len int8 elements (hw/ISA.md), three passes.
+//
+//   MAX : cycles 0 .. len read x[e] (e < len) and fold x[e-1] into the maximum mx  (len + 1)
+//   EXP : cycles 0 .. len read x[e] again; x[e-1] gives e[e-1] = EXP[mx - x[e-1]], kept in the
+//         row memory and added to the sum s                                          (len + 1)
+//   DIV : per element i, one load cycle that starts the divider on
+//         (e[i] * 127 + (s >> 1)) / s, DIV_W step cycles, and one cycle that writes the
+//         quotient to sram[c + i]                                             (len * (DIV_W + 2))
+// `done` is high in the last write cycle. Cycle 0 is the cycle after `cmd_softmax`.
+module softmax_unit #(
+    parameter SRAM_AW = 12,     // SRAM address width
+    parameter SM_MAX  = 256     // longest vector: depth of the row memory
+) (
+    input  wire               clk,
+    input  wire               rst,
+
+    // command (fields held stable by the controller while the unit runs)
+    input  wire               cmd_softmax,    // one cycle: start
+    input  wire [15:0]        cmd_a,
+    input  wire [15:0]        cmd_c,
+    input  wire [15:0]        cmd_len,        // elements, 1 .. SM_MAX
+    output wire               done,           // high in the last cycle
+
+    // SRAM
+    output wire [SRAM_AW-1:0] sram_raddr,
+    input  wire [31:0]        sram_rdata,
+    output wire               sram_we,
+    output wire [SRAM_AW-1:0] sram_waddr,
+    output wire [31:0]        sram_wdata
+);
+
+localparam SM_AW = $clog2(SM_MAX);    // row memory address width
+localparam DIV_W = 32;                // divider width: ISA.md fixes it (it sets the cycle cost)
+
+localparam [2:0] S_IDLE  = 3'd0;
+localparam [2:0] S_MAX   = 3'd1;      // pass 1: the maximum
+localparam [2:0] S_EXP   = 3'd2;      // pass 2: exponentials and their sum
+localparam [2:0] S_DLOAD = 3'd3;      // pass 3: start the division of element idx
+localparam [2:0] S_DWAIT = 3'd4;      // pass 3: divider steps, then the write
+
+localparam [DIV_W-1:0] PROB_ONE = 127;    // the output that stands for probability 1
+
+initial begin
+    if (SM_MAX < 2 || SM_MAX > 32768) begin
+        $display("softmax_unit: SM_MAX=%0d is out of range 2..32768", SM_MAX);
+        $finish;
+    end
+end
+
+reg [2:0]       state_reg, state_next;
+reg [15:0]      idx_reg, idx_next;      // MAX/EXP: cycle number e; DIV: element i
+reg [7:0]       mx_reg, mx_next;        // the maximum (int8)
+reg [DIV_W-1:0] sum_reg, sum_next;      // s
+
+// element e-1 of a MAX or EXP pass, read last cycle
+wire [7:0]  x        = sram_rdata[7:0];
+wire [15:0] elem     = idx_reg - 16'd1;
+wire        pass_end = (idx_reg == cmd_len);
+wire        has_elem = (idx_reg != 16'd0);
+
+// pass 2: the exponential of element e-1 (mx >= x, so mx - x is 0 .. 255 in 8 bits)
+wire [15:0] exp_val;
+exp_lut u_exp_lut (
+    .d (mx_reg - x),
+    .e (exp_val)
+);
+
+wire row_we = (state_reg == S_EXP) && has_elem;
+wire [15:0] row_rdata;
+
+rowmem #(
+    .WIDTH (16),
+    .DEPTH (SM_MAX)
+) u_rowmem (
+    .clk     (clk),
+    .wr_en   (row_we),
+    .wr_addr (elem[SM_AW-1:0]),
+    .wr_data (exp_val),
+    .rd_addr (idx_reg[SM_AW-1:0]),
+    .rd_data (row_rdata)
+);
+
+// pass 3: the divider
+wire [DIV_W-1:0] numerator = {{(DIV_W-16){1'b0}}, row_rdata} * PROB_ONE + (sum_reg >> 1);
+wire             div_start = (state_reg == S_DLOAD);
+wire             div_done;
+wire [DIV_W-1:0] div_quotient;
+wire [DIV_W-1:0] div_remainder;
+wire             div_busy;
+
+divu #(
+    .DIV_W (DIV_W)
+) u_divu (
+    .clk       (clk),
+    .rst       (rst),
+    .start     (div_start),
+    .dividend  (numerator),
+    .divisor   (sum_reg),
+    .busy      (div_busy),
+    .done      (div_done),
+    .quotient  (div_quotient),
+    .remainder (div_remainder)
+);
+
+wire last_elem = (idx_reg == cmd_len - 16'd1);
+wire writing   = (state_reg == S_DWAIT) && div_done;
+
+wire [16:0] rd_sum = {1'b0, cmd_a} + {1'b0, idx_reg};
+wire [16:0] wr_sum = {1'b0, cmd_c} + {1'b0, idx_reg};
+
+assign done       = writing && last_elem;
+assign sram_raddr = rd_sum[SRAM_AW-1:0];
+assign sram_we    = writing;
+assign sram_waddr = wr_sum[SRAM_AW-1:0];
+assign sram_wdata = div_quotient;
+
+always @* begin
+    state_next = state_reg;
+    idx_next   = idx_reg;
+    mx_next    = mx_reg;
+    sum_next   = sum_reg;
+    case (state_reg)
+        S_IDLE: begin
+            if (cmd_softmax) begin
+                state_next = S_MAX;
+                idx_next   = 16'd0;
+            end
+        end
+        S_MAX: begin
+            idx_next = idx_reg + 16'd1;
+            if (has_elem && ((idx_reg == 16'd1) || ($signed(x) > $signed(mx_reg)))) begin
+                mx_next = x;
+            end
+            if (pass_end) begin
+                state_next = S_EXP;
+                idx_next   = 16'd0;
+                sum_next   = {DIV_W{1'b0}};
+            end
+        end
+        S_EXP: begin
+            idx_next = idx_reg + 16'd1;
+            if (has_elem) begin
+                sum_next = sum_reg + {{(DIV_W-16){1'b0}}, exp_val};
+            end
+            if (pass_end) begin
+                state_next = S_DLOAD;
+                idx_next   = 16'd0;
+            end
+        end
+        S_DLOAD: begin
+            state_next = S_DWAIT;
+        end
+        S_DWAIT: begin
+            if (div_done) begin
+                if (last_elem) begin
+                    state_next = S_IDLE;
+                end else begin
+                    state_next = S_DLOAD;
+                    idx_next   = idx_reg + 16'd1;
+                end
+            end
+        end
+        default: begin
+            state_next = S_IDLE;
+        end
+    endcase
+end
+
+always @(posedge clk) begin
+    if (rst) begin
+        state_reg <= S_IDLE;
+        idx_reg   <= 16'd0;
+        mx_reg    <= 8'd0;
+        sum_reg   <= {DIV_W{1'b0}};
+    end else begin
+        state_reg <= state_next;
+        idx_reg   <= idx_next;
+        mx_reg    <= mx_next;
+        sum_reg   <= sum_next;
+    end
+end
+
+// quotient <= 127 and the remainder is not needed; the divider's busy is implied by the state
+wire unused_softmax_unit = &{1'b0, sram_rdata[31:8], div_remainder, div_busy,
+                             idx_reg[15:SM_AW], elem[15:SM_AW],
+                             rd_sum[16:SRAM_AW], wr_sum[16:SRAM_AW]};
+
+endmodule
+
+`default_nettype wire

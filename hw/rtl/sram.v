@@ -1,0 +1,57 @@
+`default_nettype none
+// sram: the on-chip scratchpad, SRAM_WORDS x 32 bits.
+//
+// Two synchronous read ports (data one cycle after the address) and one write port. A read of
+// the word written in the same cycle returns the old word (read-first). The units read element
+// i+1 in the cycle they write element i, so an in-place VADD (c == a) reads every element
+// before it is overwritten.
+//
+// The array powers up to zero (an FPGA block RAM's initial contents); neither rst nor start
+// clears it, so the scratchpad keeps its words from one run to the next.
+module sram #(
+    parameter SRAM_WORDS = 4096,                 // number of 32-bit words
+    parameter ADDR_W     = $clog2(SRAM_WORDS)    // address width (leave at the default)
+) (
+    input  wire              clk,
+
+    // read port A
+    input  wire [ADDR_W-1:0] rd_a_addr,
+    output reg  [31:0]       rd_a_data,
+
+    // read port B
+    input  wire [ADDR_W-1:0] rd_b_addr,
+    output reg  [31:0]       rd_b_data,
+
+    // write port
+    input  wire              wr_en,
+    input  wire [ADDR_W-1:0] wr_addr,
+    input  wire [31:0]       wr_data
+);
+
+reg [31:0] mem [0:SRAM_WORDS-1];
+
+integer i;
+
+initial begin
+    if (ADDR_W != $clog2(SRAM_WORDS) || SRAM_WORDS < 2 || SRAM_WORDS > 65536) begin
+        $display("sram: bad parameters SRAM_WORDS=%0d ADDR_W=%0d", SRAM_WORDS, ADDR_W);
+        $finish;
+    end
+    for (i = 0; i < SRAM_WORDS; i = i + 1) begin
+        mem[i] = 32'd0;
+    end
+    rd_a_data = 32'd0;
+    rd_b_data = 32'd0;
+end
+
+always @(posedge clk) begin
+    rd_a_data <= mem[rd_a_addr];
+    rd_b_data <= mem[rd_b_addr];
+    if (wr_en) begin
+        mem[wr_addr] <= wr_data;
+    end
+end
+
+endmodule
+
+`default_nettype wire

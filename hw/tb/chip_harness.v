@@ -1,0 +1,87 @@
+`default_nettype none
+// chip_harness: the cocotb toplevel of the whole chip: chip_top wired to ext_mem.
+//
+// A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
+// cycle, awaits done, then reads the counters and the memory. The memory port is also brought
+// out, for monitors. The SRAM array is u_chip.u_sram.mem[i].
+module chip_harness #(
+    parameter ARRAY_N    = 4,        // chip_top parameters, see hw/ISA.md
+    parameter K_MAX      = 64,
+    parameter SRAM_WORDS = 4096,
+    parameter EXT_WORDS  = 16384,
+    parameter EXT_LAT    = 2,
+    parameter SM_MAX     = 256
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        start,
+
+    output wire        busy,
+    output wire        done,
+    output wire [3:0]  error,
+    output wire [15:0] error_pc,
+
+    output wire [31:0] cnt_total,
+    output wire [31:0] cnt_dma,
+    output wire [31:0] cnt_mat,
+    output wire [31:0] cnt_vec,
+    output wire [31:0] cnt_sm,
+    output wire [31:0] ev_instr,
+    output wire [31:0] ev_sat,
+
+    // the external memory port, observed
+    output wire        mem_req,
+    output wire        mem_we,
+    output wire [15:0] mem_addr,
+    output wire [31:0] mem_wdata,
+    output wire        mem_rvalid,
+    output wire [31:0] mem_rdata
+);
+
+chip_top #(
+    .ARRAY_N    (ARRAY_N),
+    .K_MAX      (K_MAX),
+    .SRAM_WORDS (SRAM_WORDS),
+    .EXT_WORDS  (EXT_WORDS),
+    .EXT_LAT    (EXT_LAT),
+    .SM_MAX     (SM_MAX)
+) u_chip (
+    .clk        (clk),
+    .rst        (rst),
+    .start      (start),
+    .busy       (busy),
+    .done       (done),
+    .error      (error),
+    .error_pc   (error_pc),
+    .mem_req    (mem_req),
+    .mem_we     (mem_we),
+    .mem_addr   (mem_addr),
+    .mem_wdata  (mem_wdata),
+    .mem_rvalid (mem_rvalid),
+    .mem_rdata  (mem_rdata),
+    .cnt_total  (cnt_total),
+    .cnt_dma    (cnt_dma),
+    .cnt_mat    (cnt_mat),
+    .cnt_vec    (cnt_vec),
+    .cnt_sm     (cnt_sm),
+    .ev_instr   (ev_instr),
+    .ev_sat     (ev_sat)
+);
+
+ext_mem #(
+    .WORDS (EXT_WORDS),
+    .LAT   (EXT_LAT)
+) u_mem (
+    .clk    (clk),
+    .rst    (rst),
+    .req    (mem_req),
+    .we     (mem_we),
+    .addr   (mem_addr),
+    .wdata  (mem_wdata),
+    .rvalid (mem_rvalid),
+    .rdata  (mem_rdata)
+);
+
+endmodule
+
+`default_nettype wire

@@ -332,6 +332,7 @@ async def dma_moves_words_in_the_documented_cycles(dut):
         assert cycles == length + 1, f"STORE of {length}: {cycles} cycles"
         got = read_array(dut.u_mem.mem, dest, length)
         assert got == ext_image[ext:ext + length], f"STORE of {length} words from {sram} to {dest}"
-        guards = read_array(dut.u_mem.mem, dest - 1, 1) + read_array(dut.u_mem.mem, dest + length, 1)
+        before = read_array(dut.u_mem.mem, dest - 1, 1)
+        guards = before + read_array(dut.u_mem.mem, dest + length, 1)
         assert guards == [GUARD, GUARD], f"STORE of {length} wrote outside its range"
     dut._log.info("lengths %s moved both ways", lengths)

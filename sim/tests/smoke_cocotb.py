@@ -166,7 +166,8 @@ async def chip_runs_a_hand_assembled_program(dut):
     for address in range(C_SRAM, I_SRAM + 1):
         want = want_sram.get(address, 0) & 0xFFFFFFFF    # the gaps between results stay 0
         got = int(dut.u_mem.mem[OUT_EXT + address - C_SRAM].value)
-        assert got == want, f"sram[{address}] (ext {OUT_EXT + address - C_SRAM}): want {want:#x}, got {got:#x}"
+        where = f"sram[{address}] (ext {OUT_EXT + address - C_SRAM})"
+        assert got == want, f"{where}: want {want:#x}, got {got:#x}"
     want_counters = expected_counters(ext_lat, array_n) | {"ev_sat": saturations}
     got_counters = {name: read_port(dut, name) for name in want_counters}
     assert got_counters == want_counters

@@ -53,3 +53,15 @@ lint: setup
 clean:
 	rm -rf out build .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+## waves: re-run one decode test with an FST waveform: make waves TEST=fork_decode SIM=icarus
+##        (TEST: a pytest node id or a short -k name; SIM: icarus or verilator)
+.PHONY: waves coverage
+TEST ?= chapter_decode and W8
+SIM  ?= icarus
+waves: setup
+	$(PY) -m verif.waves "$(TEST)" "$(SIM)"
+
+## coverage: merge the functional coverage of every passing run under out/runs and print it
+coverage: setup
+	$(PY) -m verif.coverage_report

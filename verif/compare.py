@@ -29,3 +29,14 @@ def counter_differences(expected: Counters, got: Counters) -> list[str]:
                                       strict=True)
         if want != have
     ]
+
+
+def first_named_difference(expected: np.ndarray, got: np.ndarray, base: int,
+                           name_of) -> str | None:
+    """Like first_memory_difference, with the word's name (for example 'logits[3]') added."""
+    line = first_memory_difference(expected, got, base)
+    if line is None or line.startswith("memory regions"):
+        return line
+    address = base + int(np.flatnonzero(np.asarray(expected, np.uint32)
+                                         != np.asarray(got, np.uint32))[0])
+    return line.replace(f"memory word {address}:", f"memory word {address} ({name_of(address)}):")

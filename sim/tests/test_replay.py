@@ -1,4 +1,4 @@
-"""The plain-Verilog replay testbench on both simulators, over records from the reference machine."""
+"""The plain-Verilog replay testbench on both simulators, over reference-machine records."""
 
 from __future__ import annotations
 

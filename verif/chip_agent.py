@@ -1,0 +1,28 @@
+"""The chip agent: sequencer, driver and monitor of one chip_harness.
+
+The monitor is always built; the sequencer and the driver only when the agent is active
+(ConfigDB `is_active`), so a passive agent observes a chip someone else drives.
+"""
+
+from __future__ import annotations
+
+from pyuvm import uvm_agent, uvm_sequencer
+
+from verif.chip_driver import ChipDriver
+from verif.chip_monitor import ChipMonitor
+
+
+class ChipAgent(uvm_agent):
+    """Drives decode steps into the chip and publishes what it reports after each done."""
+
+    def build_phase(self) -> None:
+        super().build_phase()
+        self.monitor = ChipMonitor("monitor", self)
+        if self.active():
+            self.sequencer = uvm_sequencer("sequencer", self)
+            self.driver = ChipDriver("driver", self)
+
+    def connect_phase(self) -> None:
+        if self.active():
+            self.driver.seq_item_port.connect(self.sequencer.seq_item_export)
+            self.monitor.ap.connect(self.driver.observations.analysis_export)

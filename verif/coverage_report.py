@@ -1,0 +1,66 @@
+"""`make coverage`: merge the per-run coverage databases and print the covergroups.
+
+Every decode run exports its cocotb-coverage database into its run folder (coverage.yml); this
+merges all of them under out/runs (cocotb_coverage.coverage.merge_coverage) into
+out/coverage/merged.yml and prints each covergroup and point with its uncovered bins.
+
+    python -m verif.coverage_report [RUNS_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from cocotb_coverage.coverage import merge_coverage
+
+from sim.runner import REPO_ROOT, RUNS_ROOT
+
+MERGED = REPO_ROOT / "out" / "coverage" / "merged.yml"
+
+
+def passing_runs(runs: Path) -> list[str]:
+    """Coverage files of runs that passed: a negative test's broken chip covers nothing."""
+    files = []
+    for path in sorted(runs.rglob("coverage.yml")):
+        result = path.parent / "result.json"
+        if result.exists() and json.loads(result.read_text()).get("status") == "passed":
+            files.append(str(path))
+    return files
+
+
+def merge(runs: Path) -> dict:
+    files = passing_runs(runs)
+    if not files:
+        raise SystemExit(f"no coverage.yml under {runs}: run `make test` (or pytest) first")
+    MERGED.parent.mkdir(parents=True, exist_ok=True)
+    merge_coverage(lambda message: None, str(MERGED), *files)
+    print(f"merged {len(files)} runs into {MERGED}")
+    return yaml.safe_load(MERGED.read_text())
+
+
+def missing_bins(entry: dict) -> list[str]:
+    hits = entry.get("bins:_hits", {})
+    return [str(name) for name, count in hits.items() if count < entry.get("at_least", 1)]
+
+
+def report(database: dict) -> None:
+    for name in sorted(database):
+        entry = database[name]
+        depth = name.count(".")
+        line = (f"{'  ' * depth}{name.split('.')[-1]:<28} {entry['coverage']:>3}/{entry['size']:<3}"
+                f" {entry['cover_percentage']:6.1f}%")
+        missing = missing_bins(entry)
+        print(line + (f"   missing: {', '.join(missing)}" if missing else ""))
+
+
+def main(argv: list[str]) -> int:
+    runs = Path(argv[0]) if argv else RUNS_ROOT
+    report(merge(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,43 @@
+"""What one decode is: the parameters a DecodeSequence runs and the checks compare against.
+
+A plain dataclass that travels as JSON from pytest into the simulator (environment variable
+``DECODE_PLAN``) and back out in the run's result file, so both sides name a decode the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+
+
+@dataclass
+class DecodeSpec:
+    """One request: model, start token, steps, window, page size and optional forced tokens."""
+
+    name: str
+    model: str = "structured"  # "structured" (follows f(t) = 5t+3 mod 16) or "random"
+    model_seed: int = 0
+    start: int = 0
+    steps: int = 32
+    window: int | None = None  # None: full attention
+    page_size: int = 4
+    n_pages: int = 64
+    force: list[int] | None = None  # force[L] is the input after step L (force[0] unused)
+    force_random: bool = False  # draw `force` from the run's seed when the test builds
+    fork_at: int | None = None  # fork_decode_vseq: fork a second request after this many steps
+    tags: list[str] = field(default_factory=list)
+
+    def label(self) -> str:
+        """A short name for reports: the decode's name, window and page size."""
+        return f"{self.name} (W={self.window}, P={self.page_size})"
+
+    def with_force(self, force: list[int]) -> DecodeSpec:
+        return replace(self, force=list(force), force_random=False)
+
+
+def plan_to_json(specs: list[DecodeSpec]) -> str:
+    return json.dumps([asdict(spec) for spec in specs])
+
+
+def plan_from_json(text: str) -> list[DecodeSpec]:
+    return [DecodeSpec(**entry) for entry in json.loads(text)]

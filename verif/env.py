@@ -1,0 +1,45 @@
+"""The decode environment: chip agent, page-table agent, scoreboard and coverage, wired up.
+
+The env reads its one config object (ConfigDB ``cfg``) and hands it down to every component
+below it; the tests set it before the env builds.
+"""
+
+from __future__ import annotations
+
+from pyuvm import ConfigDB, uvm_env
+
+from verif.chip_agent import ChipAgent
+from verif.coverage_subscribers import ChipCoverage, PageTableCoverage, StepCoverage
+from verif.env_config import CFG_KEY, DecodeEnvConfig
+from verif.page_table_agent import PageTableAgent
+from verif.scoreboard import DecodeScoreboard
+
+
+class DecodeEnv(uvm_env):
+    """Everything a decode test needs; a test picks the virtual sequence."""
+
+    def build_phase(self) -> None:
+        self.cfg: DecodeEnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        ConfigDB().set(self, "*", CFG_KEY, self.cfg)
+        self.chip_agent = ChipAgent("chip_agent", self)
+        self.pt_agent = PageTableAgent("pt_agent", self)
+        self.scoreboard = DecodeScoreboard("scoreboard", self)
+        self.step_cov = StepCoverage("step_cov", self)
+        self.page_cov = PageTableCoverage("page_cov", self)
+        self.chip_cov = ChipCoverage("chip_cov", self)
+
+    def connect_phase(self) -> None:
+        driver, monitor = self.chip_agent.driver, self.chip_agent.monitor
+        driver.ap.connect(self.scoreboard.item_export)
+        monitor.ap.connect(self.scoreboard.observation_export)
+        driver.ap.connect(self.step_cov.analysis_export)
+        monitor.ap.connect(self.chip_cov.analysis_export)
+        self.pt_agent.driver.ap.connect(self.page_cov.analysis_export)
+
+    @property
+    def chip_sequencer(self):
+        return self.chip_agent.sequencer
+
+    @property
+    def pt_sequencer(self):
+        return self.pt_agent.sequencer

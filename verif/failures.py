@@ -1,0 +1,29 @@
+"""Failures that survive the end of the test: recorded before they propagate.
+
+When a run-phase task raises, cocotb cancels every other task, and the test's entry coroutine
+only sees a CancelledError. So each run_phase records its exception in the run's recorder
+first; the result file then names the real failure (the scoreboard's first difference, the
+watchdog's step) even though the test is already failing.
+"""
+
+from __future__ import annotations
+
+import functools
+from asyncio import CancelledError
+from collections.abc import Awaitable, Callable
+
+
+def recording_failures(run_phase: Callable[..., Awaitable[None]]):
+    """Decorate a component's run_phase: its exception goes to cfg.recorder, then on."""
+
+    @functools.wraps(run_phase)
+    async def wrapper(self) -> None:
+        try:
+            await run_phase(self)
+        except CancelledError:
+            raise
+        except BaseException as error:
+            self.cfg.recorder.record_failure(error)
+            raise
+
+    return wrapper

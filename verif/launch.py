@@ -1,0 +1,90 @@
+"""Running the decode environment from pytest or a script: build once, run, read the result.
+
+`chip_build` is the same build as sim/tests/test_chip.py (chip_harness with the RTL and the
+external memory model), shared by every decode run of a simulator. `run_decode` runs one
+uvm_test of sim/tests/decode_cocotb.py in its own run folder and returns the result file, also
+when the simulation failed (the failure is kept, not raised, so negative tests can inspect it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.isa import ChipConfig
+from sim.runner import (
+    TB_DIR,
+    Build,
+    SimulationFailed,
+    build,
+    default_test_dir,
+    rerun_command,
+    rtl_sources,
+    run_test,
+)
+from verif.decode_spec import DecodeSpec, plan_to_json
+from verif.run_record import RESULT_FILE, read_result
+
+COCOTB_MODULE = "sim.tests.decode_cocotb"
+HARNESS = ("ext_mem.v", "chip_harness.v")
+
+
+def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Path]:
+    """The chip's RTL plus the harness; `rtl_dir` points at a broken copy for negative tests."""
+    rtl = sorted(Path(rtl_dir).glob("*.v")) if rtl_dir else rtl_sources()
+    return [*rtl, *(Path(tb_dir) / name for name in HARNESS)]
+
+
+def chip_build(sim: str, sources: Sequence[Path] | None = None,
+               waves: bool | None = None) -> Build:
+    return build(sim, "chip_harness", sources or chip_sources(),
+                 parameters=ChipConfig().verilog_parameters(), waves=waves)
+
+
+def waves_path(b: Build, run_dir: Path) -> str:
+    """Where the runner's waveform file of this run lands (sim.runner names it by simulator)."""
+    if not b.waves:
+        return "not recorded (re-run with WAVES=1)"
+    return str(run_dir / ("chip_harness.fst" if b.sim == "icarus" else "dump.fst"))
+
+
+@dataclass
+class DecodeRun:
+    """One simulator run of a decode test: its folder, result file and failure, if any."""
+
+    run_dir: Path
+    result: dict | None
+    error: SimulationFailed | None
+
+    @property
+    def failure(self) -> str:
+        """The environment's own report (the result file), else the runner's message."""
+        if self.result and self.result.get("failure"):
+            return self.result["failure"]
+        return str(self.error or "")
+
+    def raise_if_failed(self) -> dict:
+        """The result, or SimulationFailed with the runner's re-run lines and the report."""
+        if self.error is not None or self.result is None or self.result["status"] != "passed":
+            raise SimulationFailed(f"{self.error or 'no result file'}\n{self.failure}")
+        return self.result
+
+
+def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
+               run_dir: Path | None = None,
+               extra_env: Mapping[str, str] | None = None) -> DecodeRun:
+    """Run one decode uvm_test on a build; never raises for a failing simulation."""
+    run_dir = Path(run_dir or default_test_dir(b, seed))
+    (run_dir / RESULT_FILE).unlink(missing_ok=True)
+    env = {"DECODE_PLAN": plan_to_json(list(plan)), "TB_RUN_DIR": str(run_dir),
+           "TB_SIM": b.sim, "TB_WAVES": waves_path(b, run_dir), "TB_RERUN": rerun_command(seed),
+           **(extra_env or {})}
+    error = None
+    try:
+        run_test(b, COCOTB_MODULE, testcase=testcase, seed=seed, test_dir=run_dir,
+                 extra_env=env)
+    except SimulationFailed as failed:
+        error = failed
+    result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None
+    return DecodeRun(run_dir, result, error)

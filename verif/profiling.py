@@ -1,0 +1,39 @@
+"""Where the testbench's wall time goes: Python sections against the simulator.
+
+The benchmark needs the share of a decode spent in Python. Only synchronous sections are timed
+(code between two awaits), so the sum is pure Python time; the rest of the wall time is the
+simulator running the chip (and cocotb's scheduler).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Profile:
+    """Seconds spent in each named Python section, accumulated over a run."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    @contextmanager
+    def section(self, name: str) -> Iterator[None]:
+        """Time a block that does not await: its time is Python's, not the simulator's."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - started
+
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: round(value, 6) for name, value in sorted(self.seconds.items())}
+
+
+PROFILE = Profile()  # one per simulator process, like cocotb itself

@@ -1,0 +1,77 @@
+"""The run's result file: written at the end of every simulation, passed or failed.
+
+pytest reads it after the simulator exits: the per-step counters (to compare with the reference
+machine), the tokens of each decode, the failure report of a negative test, the timings and the
+coverage files. Writing it from a ``finally`` makes it exist even when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+RESULT_FILE = "result.json"
+
+
+@dataclass
+class CheckedStep:
+    """One decode step the scoreboard compared (everything matched, or it would have raised)."""
+
+    decode: str
+    step: int
+    context: int
+    token_in: int
+    token_out: int
+    counters: dict[str, int]
+    python_s: float = 0.0
+
+
+@dataclass
+class DecodeResult:
+    """One finished decode: its spec (with the forced tokens actually used) and its tokens."""
+
+    spec: dict
+    tokens: list[int]
+    pages: list[int | None]  # pages in use at the start of each step
+    programs_compiled: int
+
+
+@dataclass
+class RunRecorder:
+    """Collects what a run did; `write` turns it into the result file."""
+
+    run_dir: Path
+    test: str = ""
+    steps: list[CheckedStep] = field(default_factory=list)
+    decodes: list[DecodeResult] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+    failure: str | None = None  # the first exception a component raised, as text
+    failure_type: str | None = None
+
+    def record_failure(self, error: BaseException) -> None:
+        """Keep the first failure: later ones are usually its consequences."""
+        if self.failure is None:
+            self.failure = str(error)
+            self.failure_type = type(error).__name__
+
+    def write(self, status: str) -> Path:
+        path = self.run_dir / RESULT_FILE
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        body = {
+            "test": self.test,
+            "status": status,
+            "failure": self.failure,
+            "failure_type": self.failure_type,
+            "steps_checked": len(self.steps),
+            "steps": [asdict(step) for step in self.steps],
+            "decodes": [asdict(decode) for decode in self.decodes],
+            **self.extra,
+        }
+        path.write_text(json.dumps(body, indent=1, default=str))
+        return path
+
+
+def read_result(run_dir: Path) -> dict:
+    """The result file of a run folder (pytest side)."""
+    return json.loads((Path(run_dir) / RESULT_FILE).read_text())

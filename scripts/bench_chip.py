@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from model import machine, randprog
-from model.isa import ChipConfig
 from sim.replay import Record, build_replay, run_replay, write_records
-from sim.runner import REPO_ROOT, RUNS_ROOT, TB_DIR, build, rtl_sources, run_test
+from sim.runner import REPO_ROOT, RUNS_ROOT, run_test
 from sim.tests.chip_cocotb import program_seed
 from sim.toolchain import SIMULATORS
+from verif.launch import chip_build
 
 RUN_SEED = 1
 
@@ -40,9 +40,7 @@ def reference_seconds(progs: list[randprog.RandomProgram]) -> float:
 
 
 def cocotb_seconds(sim: str, count: int) -> float:
-    sources = [*rtl_sources(), TB_DIR / "ext_mem.v", TB_DIR / "chip_harness.v"]
-    chip = build(sim, "chip_harness", sources, parameters=ChipConfig().verilog_parameters(),
-                 waves=False)
+    chip = chip_build(sim, waves=False)
     folder = RUNS_ROOT / sim / "bench_chip"
     return timed(lambda: run_test(chip, "sim.tests.chip_cocotb", testcase="random_programs",
                                   seed=RUN_SEED, test_dir=folder,

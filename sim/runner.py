@@ -184,10 +184,10 @@ def run_test(
     test_dir.mkdir(parents=True, exist_ok=True)
     results = test_dir / "results.xml"
     results.unlink(missing_ok=True)
-    waves_file = _waves_file(b, test_dir)
+    wave_path = waves_file(b, test_dir)
     plusargs = list(plusargs)
     if b.waves and b.sim == "icarus":
-        plusargs.append(f"+dumpfile_path={waves_file}")
+        plusargs.append(f"+dumpfile_path={wave_path}")
     env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed), **(extra_env or {})}
     sim_error: BaseException | None = None
     try:
@@ -208,14 +208,15 @@ def run_test(
         )
     except (Exception, SystemExit) as err:
         sim_error = err
-    run = TestRun(test_dir, results, seed, waves_file if b.waves else None)
+    run = TestRun(test_dir, results, seed, wave_path if b.waves else None)
     _read_results(run)
     if sim_error is not None or run.failed or not run.passed:
         raise SimulationFailed(_failure_message(b, run, test_module, sim_error))
     return run
 
 
-def _waves_file(b: Build, test_dir: Path) -> Path:
+def waves_file(b: Build, test_dir: Path) -> Path:
+    """Where a run's waveform lands (each simulator names it its own way)."""
     if b.sim == "icarus":
         return test_dir / f"{b.toplevel}.fst"
     return test_dir / "dump.fst"

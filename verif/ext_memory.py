@@ -36,6 +36,13 @@ class ExtMemoryMirror:
         self.words_written += count
         return count
 
+    def read(self, base: int, count: int) -> np.ndarray:
+        """Read words back from the chip's memory; they become the known contents."""
+        got = self.bfm.read_words(base, count)
+        self.shadow[base : base + count] = got
+        self.known[base : base + count] = True
+        return got
+
     def region(self, base: int, count: int) -> np.ndarray:
         """The words the testbench wrote (the chip may have written others since)."""
         return self.shadow[base : base + count].copy()

@@ -22,6 +22,7 @@ from sim.runner import (
     rerun_command,
     rtl_sources,
     run_test,
+    waves_file,
 )
 from verif.decode_spec import DecodeSpec, plan_to_json
 from verif.run_record import RESULT_FILE, read_result
@@ -46,7 +47,7 @@ def waves_path(b: Build, run_dir: Path) -> str:
     """Where the runner's waveform file of this run lands (sim.runner names it by simulator)."""
     if not b.waves:
         return "not recorded (re-run with WAVES=1)"
-    return str(run_dir / ("chip_harness.fst" if b.sim == "icarus" else "dump.fst"))
+    return str(waves_file(b, run_dir))
 
 
 @dataclass

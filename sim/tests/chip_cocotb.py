@@ -16,6 +16,7 @@ from model import isa, machine, randprog
 from model.isa import ChipConfig
 from verif.chip_bfm import ChipBfm
 from verif.compare import counter_differences, first_memory_difference
+from verif.ext_memory import ExtMemoryMirror
 
 WATCHDOG_MARGIN = 1000
 
@@ -24,24 +25,11 @@ def program_seed(run_seed: int, index: int) -> int:
     return run_seed * 1_000_003 + index
 
 
-class MirroredMemory:
-    """External memory written through the backdoor, touching only words that change."""
-
-    def __init__(self, bfm: ChipBfm, size: int):
-        self.bfm = bfm
-        self.shadow = np.zeros(size, dtype=np.uint32)  # the memory model starts zeroed
-
-    def load(self, image: np.ndarray) -> None:
-        wanted = np.zeros_like(self.shadow)
-        wanted[: image.size] = machine.words(image)
-        for address in np.flatnonzero(wanted != self.shadow).tolist():
-            self.bfm.mem[address].value = int(wanted[address])
-        self.shadow = wanted
-
-    def read(self, count: int) -> np.ndarray:
-        got = self.bfm.read_words(0, count)
-        self.shadow[:count] = got
-        return got
+def load_image(memory: ExtMemoryMirror, image: np.ndarray) -> None:
+    """The whole external memory becomes `image` followed by zeros."""
+    padded = np.zeros(memory.shadow.size, dtype=np.int64)
+    padded[: image.size] = image
+    memory.write(0, padded)
 
 
 def describe(program: randprog.RandomProgram) -> str:
@@ -56,13 +44,13 @@ async def random_programs(dut):
     count = int(os.environ.get("PROGRAMS", "200"))
     bfm = ChipBfm(dut)
     await bfm.reset()
-    memory = MirroredMemory(bfm, cfg.ext_words)
+    memory = ExtMemoryMirror(bfm, cfg.ext_words)
     for index in range(count):
         program = randprog.generate(program_seed(run_seed, index), cfg)
         expected = machine.run(program.image, cfg)
-        memory.load(program.image)
+        load_image(memory, program.image)
         status = await bfm.run(expected.counters.total + WATCHDOG_MARGIN)
-        got = memory.read(program.ext_used)
+        got = memory.read(0, program.ext_used)
         problems = counter_differences(expected.counters, status.counters)
         if status.error != expected.error:
             problems.insert(0, f"error: expected {expected.error}, got {status.error}")
@@ -91,7 +79,7 @@ async def error_paths(dut):
     cfg = ChipConfig()
     bfm = ChipBfm(dut)
     await bfm.reset()
-    memory = MirroredMemory(bfm, cfg.ext_words)
+    memory = ExtMemoryMirror(bfm, cfg.ext_words)
     for name, bad in ERROR_CASES:
         image = np.zeros(256, dtype=np.int64)
         words = isa.assemble([isa.load(100, 0, 4), bad, isa.store(0, 200, 4)])
@@ -99,12 +87,12 @@ async def error_paths(dut):
         image[100:104] = [1, 2, 3, 4]
         expected = machine.run(image, cfg)
         assert expected.error != 0, f"{name}: the reference machine accepted it"
-        memory.load(image)
+        load_image(memory, image)
         status = await bfm.run(expected.counters.total + WATCHDOG_MARGIN)
         problems = counter_differences(expected.counters, status.counters)
         if (status.error, status.error_pc) != (expected.error, expected.error_pc):
             problems.append(f"expected error {expected.error.name} at {expected.error_pc}, "
                             f"got {status.error} at {status.error_pc}")
-        if memory.read(256)[200:204].any():
+        if memory.read(200, 4).any():
             problems.append("the instruction after the error ran")
         assert not problems, f"{name}: " + "; ".join(problems)

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from model.isa import ChipConfig
-from sim.runner import TB_DIR, build, rtl_sources, run_test, seed_from_env
+from sim.runner import run_test, seed_from_env
 from sim.toolchain import SIMULATORS
+from verif.launch import chip_build
 
 PROGRAMS_PER_SIMULATOR = 200
-
-
-def chip_build(sim: str):
-    sources = [*rtl_sources(), TB_DIR / "ext_mem.v", TB_DIR / "chip_harness.v"]
-    return build(sim, "chip_harness", sources, parameters=ChipConfig().verilog_parameters())
 
 
 @pytest.mark.sim

@@ -196,6 +196,11 @@ class StepRecord:
         return self.result.cycles
 
 
+def trim_point(step: int, window: int) -> int:
+    """After step ``step`` the next step reads rows >= step + 1 - W: pages below may go."""
+    return max(0, step + 1 - window)
+
+
 class PagedHost:
     """The decode state of one request: its cache, the next step and the next input token.
 
@@ -231,7 +236,7 @@ class PagedHost:
             raise ValueError(f"finish_step({step}) but step {self.done_steps + 1} is in progress")
         self.cache.append(k_new, v_new)
         if self.window is not None:
-            self.cache.trim(max(0, step + 1 - self.window))
+            self.cache.trim(trim_point(step, self.window))
         self.done_steps = step
         self.token = next_token
         self._track_peak()

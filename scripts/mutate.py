@@ -94,10 +94,9 @@ MUTANTS = (
     Mutant("host", "the gather returns values where keys belong",
            HOST, "return rows[:, KEY], rows[:, VALUE]", "return rows[:, VALUE], rows[:, KEY]"),
     Mutant("host", "pages outside the window are never released",
-           HOST, "self.cache.trim(max(0, step + 1 - self.window))", "self.cache.trim(0)"),
+           HOST, "self.cache.trim(trim_point(step, self.window))", "self.cache.trim(0)"),
     Mutant("host", "the trim point is one token too late",
-           HOST, "self.cache.trim(max(0, step + 1 - self.window))",
-           "self.cache.trim(max(0, step - self.window))"),
+           HOST, "return max(0, step + 1 - window)", "return max(0, step - window)"),
     # ---- our own: each survived once and was closed by a new test ---------------------------
     Mutant("host", "pages in use count only the request's pages, not the pool's",
            HOST, "return self.table.used()", "return len(self.table.block_table(self.rid))"),

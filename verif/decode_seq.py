@@ -20,7 +20,7 @@ import numpy as np
 from pyuvm import uvm_sequence, uvm_sequencer
 
 from model.compiler import calibrate
-from model.host import ProgramCache
+from model.host import ProgramCache, trim_point
 from model.tiny_lm import context_size, make_model
 from verif.decode_spec import DecodeSpec
 from verif.item_sequence import send
@@ -85,7 +85,7 @@ class DecodeSequence(uvm_sequence):
         await self._page(PageOpItem(PageOp.APPEND, self.rid, k=out.k_new, v=out.v_new))
         if self.spec.window is not None:
             await self._page(PageOpItem(PageOp.TRIM, self.rid,
-                                        keep_from=max(0, step + 1 - self.spec.window)))
+                                        keep_from=trim_point(step, self.spec.window)))
         self.pages.append(gathered.pages_used)
         self.responses.append(response)
         self.tokens.append(self._next_token(step, out.token))

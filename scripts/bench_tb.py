@@ -10,7 +10,11 @@ compares memory and counters in Verilog with no Python at run time. Reported, fr
   one record, so process start-up and builds cancel out of both);
 * the share of the environment's decode time spent in Python (driver, monitor, scoreboard,
   page-table agent, coverage: timed sections that never await);
-* the ratio environment / replay per step, and for the whole process as a user sees it.
+* the ratio environment / replay per step, and for the whole process as a user sees it;
+* the part of the environment's per-step time that is the host compiling each decode's programs
+  (calibration and one program per context size, done by every DecodeSequence inside the
+  environment's timer; the replay's programs are compiled before it starts), timed here in this
+  process, and the ratio without it.
 
 Run from the repository root: ``python -m scripts.bench_tb`` (about a minute; builds first).
 Writes ``out/bench_tb.json``.
@@ -27,7 +31,10 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model import machine
+from model.compiler import calibrate
+from model.host import ProgramCache
 from model.isa import ChipConfig
+from model.tiny_lm import context_size, make_model
 from scripts._common import REPO_ROOT, write_json
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
@@ -52,10 +59,15 @@ class Row:
     replay_process_s: float
     replay_step_ms: float  # marginal cost per record
     python_s: dict
+    compile_step_ms: float = 0.0  # of env_step_ms: the host's program compile, per step
 
     @property
     def ratio_step(self) -> float:
         return self.env_step_ms / self.replay_step_ms
+
+    @property
+    def ratio_step_without_compile(self) -> float:
+        return (self.env_step_ms - self.compile_step_ms) / self.replay_step_ms
 
     @property
     def ratio_process(self) -> float:
@@ -97,6 +109,17 @@ def time_environment(sim: str) -> tuple[float, dict]:
     return seconds, run.raise_if_failed()
 
 
+def compile_seconds() -> float:
+    """The plan's host compile (calibration, one program per context size), as the env does it."""
+    started = time.perf_counter()
+    for spec in PLAN:
+        model = make_model(spec.model, spec.model_seed)
+        programs = ProgramCache(model, calibrate(model, spec.steps, spec.window))
+        for step in range(1, spec.steps + 1):
+            programs.get(context_size(step, spec.window))
+    return time.perf_counter() - started
+
+
 def measure(sim: str, records: list[Record]) -> Row:
     env_s, result = time_environment(sim)
     replay_s, replay_step = time_replay(sim, records)
@@ -104,17 +127,18 @@ def measure(sim: str, records: list[Record]) -> Row:
     steps = result["steps_checked"]
     return Row(sim, steps, env_s, 1000 * timing["decode_s"] / steps,
                timing["python_total_s"] / timing["decode_s"], replay_s, 1000 * replay_step,
-               timing["python_s"])
+               timing["python_s"], 1000 * compile_seconds() / steps)
 
 
 def print_table(rows: list[Row]) -> None:
     print(f"\n{'simulator':<10} {'steps':>5} {'env ms/step':>12} {'Python share':>13} "
           f"{'replay ms/step':>15} {'ratio/step':>11} {'env run s':>10} {'replay run s':>13} "
-          f"{'ratio/run':>10}")
+          f"{'ratio/run':>10} {'compile ms/step':>16} {'ratio w/o compile':>18}")
     for r in rows:
         print(f"{r.sim:<10} {r.steps:>5} {r.env_step_ms:>12.2f} {100 * r.python_share:>12.1f}% "
               f"{r.replay_step_ms:>15.2f} {r.ratio_step:>11.2f} {r.env_process_s:>10.2f} "
-              f"{r.replay_process_s:>13.2f} {r.ratio_process:>10.2f}")
+              f"{r.replay_process_s:>13.2f} {r.ratio_process:>10.2f} {r.compile_step_ms:>16.2f} "
+              f"{r.ratio_step_without_compile:>18.2f}")
     print("\nPython time by component (seconds over the whole decode):")
     for r in rows:
         parts = ", ".join(f"{name} {seconds:.3f}" for name, seconds in r.python_s.items())
@@ -126,6 +150,8 @@ def main() -> int:
     rows = [measure(sim, records) for sim in SIMULATORS]
     print_table(rows)
     path = write_json("bench_tb.json", [{**asdict(r), "ratio_step": r.ratio_step,
+                                         "ratio_step_without_compile":
+                                             r.ratio_step_without_compile,
                                          "ratio_process": r.ratio_process} for r in rows])
     print(f"\nwrote {path}")
     return 0

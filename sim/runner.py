@@ -102,8 +102,12 @@ def build(
     defines: Mapping[str, object] | None = None,
     waves: bool | None = None,
     coverage: bool | None = None,
+    build_args: Sequence[str] = (),
 ) -> Build:
     """Compile a configuration once (per machine, across processes) and return it.
+
+    `build_args` go to the simulator's compiler after this module's own (the caller picks them
+    per simulator), for example Verilator's `--timing` for a harness with delays.
 
     `coverage=None` follows `CODE_COVERAGE=1` for Verilator builds only, so a regression under
     it still runs its Icarus tests; asking Icarus for coverage explicitly is an error.
@@ -121,6 +125,7 @@ def build(
         tuple(sorted((defines or {}).items())),
         waves,
         coverage,
+        tuple(build_args),
     )
 
 
@@ -133,27 +138,31 @@ def _build_cached(
     defines: tuple[tuple[str, object], ...],
     waves: bool,
     coverage: bool,
+    build_args: tuple[str, ...] = (),
 ) -> Build:
     toolchain.prepare(sim)
     # A coverage build only adds to the key, so every other build keeps its folder.
     key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves,
-                      *(["coverage"] if coverage else [])], default=str)
+                      *(["coverage"] if coverage else []),
+                      *([list(build_args)] if build_args else [])], default=str)
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
     stamp = build_dir / "built.stamp"
     with locked(build_dir.with_suffix(".lock")):
         if not up_to_date(stamp, sources):
             _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, coverage,
-                     build_dir)
+                     build_dir, build_args)
             stamp.write_text(key)
     return Build(sim, toplevel, build_dir, waves, parameters, coverage)
 
 
-def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build_dir) -> None:
+def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build_dir,
+             extra_args=()) -> None:
     build_args = []
     if sim == "verilator":
         build_args = ["-Wno-fatal", *(["--trace-fst"] if waves else []),
                       *(COVERAGE_ARGS if coverage else [])]
+    build_args += extra_args
     log = build_dir / "build.log"
     build_dir.mkdir(parents=True, exist_ok=True)
     try:

@@ -46,7 +46,8 @@ class ChipBfm:
         self.mem = dut
         for name in EXT_MEM_PATH:
             self.mem = getattr(self.mem, name)
-        self._clock_started = False
+        # A harness built with its own clock (CHIP_HARNESS_CLOCK) needs none from cocotb.
+        self._clock_started = hdl_clock(dut)
         self._sram = None  # found on first use: only monitors that sample coverage need it
 
     @property
@@ -79,13 +80,7 @@ class ChipBfm:
 
     def read_words(self, base: int, count: int) -> np.ndarray:
         """Backdoor read of external memory, as uint32 words; X or Z raises."""
-        out = np.zeros(count, dtype=np.uint32)
-        for offset in range(count):
-            value = self.mem[base + offset].value
-            if not value.is_resolvable:
-                raise UnknownValue(f"external memory word {base + offset} is {value}")
-            out[offset] = int(value)
-        return out
+        return _read_array(self.mem, base, count, "external memory word")
 
     def read_word(self, address: int) -> int:
         """One external memory word; X or Z raises."""
@@ -93,8 +88,7 @@ class ChipBfm:
 
     def read_sram(self, base: int, count: int) -> np.ndarray:
         """Backdoor read of the scratchpad, as uint32 words; X or Z raises."""
-        return np.array([_known(self.sram[base + i].value, f"scratchpad word {base + i}")
-                         for i in range(count)], dtype=np.uint32)
+        return _read_array(self.sram, base, count, "scratchpad word")
 
     async def run(self, max_cycles: int) -> ChipStatus:
         """Pulse start, wait for done (at most max_cycles), return the status."""
@@ -113,10 +107,7 @@ class ChipBfm:
 
     def read_status(self) -> ChipStatus:
         def port(name: str) -> int:
-            value = getattr(self.dut, name).value
-            if not value.is_resolvable:
-                raise UnknownValue(f"output {name} is {value}")
-            return int(value)
+            return _known(getattr(self.dut, name).value, f"output {name}")
 
         counters = Counters(
             total=port("cnt_total"), dma=port("cnt_dma"), mat=port("cnt_mat"),
@@ -125,8 +116,32 @@ class ChipBfm:
         return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters)
 
 
+def hdl_clock(dut) -> bool:
+    """Whether the harness makes its own clock (its HDL_CLOCK localparam, see chip_harness.v)."""
+    try:
+        return int(dut.HDL_CLOCK.value) == 1
+    except AttributeError:  # an older harness, or a simulator that hides localparams
+        return False
+
+
 def _known(value, what: str) -> int:
-    """The integer of a logic value, or UnknownValue if any bit is X or Z."""
-    if not value.is_resolvable:
-        raise UnknownValue(f"{what} is {value}")
-    return int(value)
+    """The integer of a logic value, or UnknownValue if any bit is X or Z.
+
+    The check parses the value's binary string (what the simulator returned: 0, 1, X, Z), which
+    `int(text, 2)` rejects unless every character is 0 or 1; cocotb's `is_resolvable` builds a
+    Logic object per bit instead, and was most of the monitor's time (about 20 us a word).
+    """
+    try:
+        return int(str(value), 2)
+    except ValueError:
+        raise UnknownValue(f"{what} is {value}") from None
+
+
+def _read_array(array, base: int, count: int, what: str) -> np.ndarray:
+    """Words base .. base + count - 1 of an unpacked array handle, as uint32; X or Z raises."""
+    texts = [str(array[base + offset].value) for offset in range(count)]
+    try:
+        return np.array([int(text, 2) for text in texts], dtype=np.uint32)
+    except ValueError:
+        bad = next(i for i, text in enumerate(texts) if text.strip("01"))
+        raise UnknownValue(f"{what} {base + bad} is {texts[bad]}") from None

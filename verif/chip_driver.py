@@ -39,6 +39,7 @@ class ChipDriver(uvm_driver):
         self.ap = uvm_analysis_port("ap", self)  # each item as it is started
         self.observations = uvm_tlm_analysis_fifo("observations", self)
         self.loaded: CompiledStep | None = None
+        self.budget = 0  # cycle_budget of the loaded program
 
     @recording_failures
     async def run_phase(self) -> None:
@@ -50,7 +51,7 @@ class ChipDriver(uvm_driver):
     async def drive(self, item: StepItem) -> StepResponse:
         with PROFILE.section("chip_driver"):
             self.load(item)
-            cost = cycle_budget(item.program, self.cfg.chip)
+            cost = self.budget
         self.ap.write(item)
         await self.start_and_wait(item, cost)
         observation = await self.observations.get()
@@ -69,6 +70,7 @@ class ChipDriver(uvm_driver):
             memory.write(layout.program, program.words)
             memory.write(layout.weights, program.weight_words)
             self.loaded = program
+            self.budget = cycle_budget(program, self.cfg.chip)
         memory.write(layout.x, item.x)
 
     async def start_and_wait(self, item: StepItem, cost: int) -> None:

@@ -29,6 +29,13 @@ from verif.run_record import RESULT_FILE, read_result
 
 COCOTB_MODULE = "sim.tests.decode_cocotb"
 HARNESS = ("ext_mem.v", "chip_harness.v")
+# The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
+# --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
+# reaches are public (chip_harness.v's control section) instead of every signal of the chip.
+# Measured with scripts/bench_tb.py: together about 45% less wall time per decode step on
+# Verilator (the HDL clock alone: no measurable change on Icarus).
+HARNESS_DEFINES = {"CHIP_HARNESS_CLOCK": 1}
+VERILATOR_ARGS = ("--timing", "-CFLAGS", "-std=c++20", "--no-public-flat-rw")
 
 
 def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Path]:
@@ -40,7 +47,8 @@ def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Pat
 def chip_build(sim: str, sources: Sequence[Path] | None = None,
                waves: bool | None = None) -> Build:
     return build(sim, "chip_harness", sources or chip_sources(),
-                 parameters=ChipConfig().verilog_parameters(), waves=waves)
+                 parameters=ChipConfig().verilog_parameters(), defines=HARNESS_DEFINES,
+                 waves=waves, build_args=VERILATOR_ARGS if sim == "verilator" else ())
 
 
 def waves_path(b: Build, run_dir: Path) -> str:

@@ -4,6 +4,11 @@
 // A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
 // cycle, awaits done, then reads the counters and the memory. The memory port is also brought
 // out, for monitors. The SRAM array is u_chip.u_sram.mem[i].
+//
+// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/launch.py), the harness makes its
+// own clock, a 10 ns period (verif/chip_bfm.py's CLOCK_NS), and clk is an internal register, not
+// a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
+// Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
 module chip_harness #(
     parameter ARRAY_N    = 4,        // chip_top parameters, see hw/ISA.md
     parameter K_MAX      = 64,
@@ -12,7 +17,9 @@ module chip_harness #(
     parameter EXT_LAT    = 2,
     parameter SM_MAX     = 256
 ) (
+`ifndef CHIP_HARNESS_CLOCK
     input  wire        clk,
+`endif
     input  wire        rst,
     input  wire        start,
 
@@ -37,6 +44,14 @@ module chip_harness #(
     output wire        mem_rvalid,
     output wire [31:0] mem_rdata
 );
+
+`ifdef CHIP_HARNESS_CLOCK
+localparam HDL_CLOCK = 1;
+reg clk = 1'b0;
+always #5 clk = !clk;    // `timescale 1ns (sim/runner.py's TIMESCALE): 10 ns period
+`else
+localparam HDL_CLOCK = 0;
+`endif
 
 chip_top #(
     .ARRAY_N    (ARRAY_N),
@@ -85,3 +100,13 @@ ext_mem #(
 endmodule
 
 `default_nettype wire
+
+`ifdef VERILATOR
+// What cocotb reaches through VPI (verif/chip_bfm.py, chip_monitor.py), so that a build can drop
+// cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
+// Waveforms do not depend on this: --trace records every signal either way.
+`verilator_config
+public_flat_rw -module "chip_harness" -var "*"
+public_flat_rw -module "ext_mem" -var "mem"
+public_flat_rw -module "sram" -var "mem"
+`endif

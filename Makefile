@@ -28,12 +28,21 @@ $(STAMP): pyproject.toml
 system-packages:
 	@scripts/ensure_system_packages.sh
 
-## run: the main job: the paged-cache examples, the model report, the mutation run
+# When make started (parsed once, before any prerequisite): `make run` counts its set-up too.
+STARTED := $(shell date +%s.%N)
+
+## run: the main job: software checks, the chapter's decodes on both simulators (in parallel),
+##      example B, the mutation run; tables, out/report.md, plots, out/regress.json, JUnit,
+##      out/coverage.md; the time of every stage
 run: setup
-	$(PY) -m scripts.example_a
-	$(PY) -m scripts.example_b
-	$(PY) -m scripts.report_model
-	$(PY) -m scripts.mutate
+	$(PY) -m scripts.main_job --jobs $(JOBS) --started $(STARTED)
+
+## regress: a suite of scripts/suites.py, SEEDS seeds each: make regress SUITE=full SEEDS=20 JOBS=2
+SUITE ?= smoke
+SEEDS ?= 1
+.PHONY: regress
+regress: setup
+	$(PY) -m scripts.regress --suite $(SUITE) --seeds $(SEEDS) --jobs $(JOBS)
 
 ## bench: the benchmarks (page table, chip cycles per second)
 bench: setup

@@ -326,7 +326,7 @@ class StepResult:
     token: int  # the chip's ARGMAX
     k_new: np.ndarray  # (dim,) int8: the key row the host caches
     v_new: np.ndarray  # (dim,) int8: the value row the host caches
-    counters: Counters  # the five cycle counters and the two event counters
+    counters: Counters  # the five cycle counters and the event counters
 
     @property
     def cycles(self) -> tuple[int, int, int, int, int]:

@@ -1,7 +1,7 @@
 """The reference machine: runs a program on a memory image, bit-exact and cycle-exact.
 
 It is the prediction every RTL run is checked against: the same program, the same external
-memory image in, the final external memory, the five cycle counters, the two event counters and
+memory image in, the final external memory, the five cycle counters, the event counters and
 the error code out. It follows `hw/ISA.md` and nothing else; each instruction is one numpy
 operation, so it runs far faster than either simulator.
 """
@@ -30,9 +30,20 @@ from model.isa import (
 WORD_MASK = 0xFFFFFFFF
 
 
+N_OPCODES = len(Op)
+# the RTL's width of each counter (ISA.md, "Counters"): counts wrap modulo 2^width, the two
+# running maxima (sm_max_len, sm_range) never exceed theirs
+COUNTER_WIDTHS = {"total": 32, "dma": 32, "mat": 32, "vec": 32, "sm": 32, "instr": 32, "sat": 32,
+                  "ops": 16, "dma_words": 32, "sm_max_len": 16, "sm_range": 8}
+
+
 @dataclass
 class Counters:
-    """What the chip reports after done: five cycle counters and two event counters."""
+    """What the chip reports after done: five cycle counters and the event counters.
+
+    Field order is ISA.md's ("Counters"): cnt_total .. cnt_sm, ev_instr, ev_sat, then ev_ops
+    (one count per opcode, HALT first), ev_dma_words, ev_sm_max_len, ev_sm_range.
+    """
 
     total: int = 0
     dma: int = 0
@@ -41,6 +52,10 @@ class Counters:
     sm: int = 0
     instr: int = 0
     sat: int = 0
+    ops: tuple[int, ...] = (0,) * N_OPCODES  # instructions that passed their check, per opcode
+    dma_words: int = 0  # words moved by LOAD and STORE
+    sm_max_len: int = 0  # the longest SOFTMAX len
+    sm_range: int = 0  # the largest max - min of a SOFTMAX input (the exp-table index range)
 
     CYCLE_NAMES = ("total", "dma", "mat", "vec", "sm")
 
@@ -48,8 +63,41 @@ class Counters:
         """The five cycle counters, in ISA.md's order."""
         return (self.total, self.dma, self.mat, self.vec, self.sm)
 
-    def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def op_count(self, op: Op) -> int:
+        return self.ops[int(op)]
+
+    def as_dict(self) -> dict[str, int | list[int]]:
+        """Every counter by name; `ops` as a list (what a JSON round trip gives back)."""
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+                for f in fields(self)}
+
+    @classmethod
+    def from_ports(cls, ports: dict[str, int]) -> Counters:
+        """From the chip's port values by port name (cnt_*, ev_*): ev_ops is the packed vector."""
+        packed = ports["ev_ops"]
+        return cls(
+            total=ports["cnt_total"], dma=ports["cnt_dma"], mat=ports["cnt_mat"],
+            vec=ports["cnt_vec"], sm=ports["cnt_sm"], instr=ports["ev_instr"],
+            sat=ports["ev_sat"], ops=unpack_ops(packed), dma_words=ports["ev_dma_words"],
+            sm_max_len=ports["ev_sm_max_len"], sm_range=ports["ev_sm_range"],
+        )
+
+    def wrapped(self) -> None:
+        """Reduce every counter modulo 2^width, as the RTL's registers hold them."""
+        for name, width in COUNTER_WIDTHS.items():
+            mask = (1 << width) - 1
+            value = getattr(self, name)
+            setattr(self, name, tuple(v & mask for v in value) if isinstance(value, tuple)
+                    else value & mask)
+
+
+def unpack_ops(packed: int) -> tuple[int, ...]:
+    """ev_ops's 128 bits as per-opcode counts: opcode i in bits [16i+15:16i]."""
+    return tuple((packed >> (16 * i)) & 0xFFFF for i in range(N_OPCODES))
+
+
+def pack_ops(ops) -> int:
+    return sum((int(count) & 0xFFFF) << (16 * i) for i, count in enumerate(ops))
 
 
 @dataclass
@@ -107,6 +155,7 @@ class Machine:
             if error != ErrorCode.OK:
                 return self._stop(error, pc, instr, raise_on_error)
             self.counters.instr += 1
+            self._count_op(Op(instr.op))
             if instr.op == Op.HALT:
                 return self._stop(ErrorCode.OK, pc, instr, raise_on_error)
             self._execute(instr)
@@ -116,7 +165,13 @@ class Machine:
             setattr(self.counters, unit, getattr(self.counters, unit) + cost)
             pc += WORDS_PER_INSTR
 
+    def _count_op(self, op: Op) -> None:
+        ops = list(self.counters.ops)
+        ops[op] += 1
+        self.counters.ops = tuple(ops)
+
     def _stop(self, error, pc, instr, raise_on_error) -> RunResult:
+        self.counters.wrapped()
         result = RunResult(self.ext.copy(), self.sram.copy(), self.counters, error, pc)
         if error != ErrorCode.OK and raise_on_error:
             raise MachineError(result, instr)
@@ -170,8 +225,10 @@ class Machine:
         op = Op(i.op)
         if op == Op.LOAD:
             self.sram[i.b : i.b + i.length] = self.ext[i.a : i.a + i.length]
+            self.counters.dma_words += i.length
         elif op == Op.STORE:
             self.ext[i.a : i.a + i.length] = self.sram[i.b : i.b + i.length]
+            self.counters.dma_words += i.length
         elif op == Op.MATMUL:
             self._matmul(i)
         elif op == Op.VADD:
@@ -183,7 +240,11 @@ class Machine:
         elif op == Op.ARGMAX:
             self.sram[i.c] = int(np.argmax(self._int8(i.a, i.length)))  # first maximum
         else:
-            self.sram[i.c : i.c + i.length] = words(arith.softmax_int(self._int8(i.a, i.length)))
+            scores = self._int8(i.a, i.length)
+            self.counters.sm_max_len = max(self.counters.sm_max_len, i.length)
+            self.counters.sm_range = max(self.counters.sm_range,
+                                         int(scores.max()) - int(scores.min()))
+            self.sram[i.c : i.c + i.length] = words(arith.softmax_int(scores))
 
     def _int8(self, start: int, length: int) -> np.ndarray:
         return int8_of(self.sram[start : start + length])

@@ -55,6 +55,7 @@ def _segments(image: np.ndarray) -> list[tuple[int, np.ndarray]]:
 
 
 def record_words(record: Record) -> list[int]:
+    """One record in replay_tb.v's format: image segments, checked segments, 20 status words."""
     image = np.asarray(record.image, dtype=np.int64) & 0xFFFFFFFF
     segments = _segments(image)
     words: list[int] = [len(segments)]
@@ -65,7 +66,8 @@ def record_words(record: Record) -> list[int]:
         words += [address, count, *record.expected.ext[address : address + count].tolist()]
     c = record.expected.counters
     words += [int(record.expected.error), record.expected.error_pc,
-              c.total, c.dma, c.mat, c.vec, c.sm, c.instr, c.sat]
+              c.total, c.dma, c.mat, c.vec, c.sm, c.instr, c.sat,
+              *c.ops, c.dma_words, c.sm_max_len, c.sm_range]
     return words
 
 

@@ -203,11 +203,20 @@ def locked(lock_path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def current_node() -> str | None:
+    """The pytest node id of the running test, or None outside pytest."""
+    node = os.environ.get("PYTEST_CURRENT_TEST")
+    return node.rsplit(" ", 1)[0] if node else None
+
+
+def run_folder_name(node: str) -> str:
+    """The folder name of a pytest node's runs: the node id with only safe characters."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")
+
+
 def default_test_dir(b: Build, seed: int) -> Path:
-    """A run folder named after the pytest node (or the module when run by hand)."""
-    node = os.environ.get("PYTEST_CURRENT_TEST", "manual").rsplit(" ", 1)[0]
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")
-    return RUNS_ROOT / b.sim / name / f"seed{seed}"
+    """A run folder named after the pytest node (or 'manual' when run by hand)."""
+    return RUNS_ROOT / b.sim / run_folder_name(current_node() or "manual") / f"seed{seed}"
 
 
 def run_test(
@@ -230,9 +239,9 @@ def run_test(
     if b.waves and b.sim == "icarus":
         plusargs.append(f"+dumpfile_path={wave_path}")
     coverage_path = test_dir / COVERAGE_FILE
+    coverage_path.unlink(missing_ok=True)  # never let a reused run folder show an old run's
     if b.coverage:
         # cocotb's Verilator main writes it at the end of the run, where this plusarg says.
-        coverage_path.unlink(missing_ok=True)
         plusargs.append(f"+verilator+coverage+file+{coverage_path}")
     env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed), **(extra_env or {})}
     sim_error: BaseException | None = None
@@ -300,11 +309,12 @@ def _failure_message(b: Build, run: TestRun, module: str, sim_error) -> str:
     return "\n".join(lines)
 
 
-def rerun_command(seed: int) -> str:
-    """The one command that re-runs the current pytest test with this seed and waves on."""
-    node = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+def rerun_command(seed: object | None, node: str | None = None) -> str:
+    """The one command that re-runs a simulation test (default: the current one) with waves on."""
+    node = node or current_node()
     target = shlex.quote(node) if node else "<pytest node id>"
-    return f"WAVES=1 RANDOM_SEED={seed} .venv/bin/pytest -p no:xdist {target}"
+    seed_env = f"RANDOM_SEED={seed} " if seed is not None else ""
+    return f"WAVES=1 {seed_env}.venv/bin/pytest -p no:xdist {target}"
 
 
 def seed_from_env(default: int) -> int:

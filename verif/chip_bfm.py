@@ -18,7 +18,8 @@ from model.machine import Counters
 
 CLOCK_NS = 10
 EXT_MEM_PATH = ("u_mem", "mem")  # chip_harness: the external memory model's array
-SRAM_PATH = ("u_chip", "u_sram", "mem")  # chip_harness: the chip's scratchpad array
+COUNTER_PORTS = ("cnt_total", "cnt_dma", "cnt_mat", "cnt_vec", "cnt_sm", "ev_instr", "ev_sat",
+                 "ev_ops", "ev_dma_words", "ev_sm_max_len", "ev_sm_range")
 
 
 class ChipHung(AssertionError):
@@ -48,16 +49,6 @@ class ChipBfm:
             self.mem = getattr(self.mem, name)
         # A harness built with its own clock (CHIP_HARNESS_CLOCK) needs none from cocotb.
         self._clock_started = hdl_clock(dut)
-        self._sram = None  # found on first use: only monitors that sample coverage need it
-
-    @property
-    def sram(self):
-        """The chip's scratchpad array (read-only use: the chip owns it)."""
-        if self._sram is None:
-            self._sram = self.dut
-            for name in SRAM_PATH:
-                self._sram = getattr(self._sram, name)
-        return self._sram
 
     async def reset(self, cycles: int = 3) -> None:
         if not self._clock_started:
@@ -86,10 +77,6 @@ class ChipBfm:
         """One external memory word; X or Z raises."""
         return _known(self.mem[address].value, f"external memory word {address}")
 
-    def read_sram(self, base: int, count: int) -> np.ndarray:
-        """Backdoor read of the scratchpad, as uint32 words; X or Z raises."""
-        return _read_array(self.sram, base, count, "scratchpad word")
-
     async def run(self, max_cycles: int) -> ChipStatus:
         """Pulse start, wait for done (at most max_cycles), return the status."""
         await RisingEdge(self.dut.clk)
@@ -106,13 +93,11 @@ class ChipBfm:
         return status
 
     def read_status(self) -> ChipStatus:
+        """The status and every counter port (ev_ops is one 128-bit vector: one read)."""
         def port(name: str) -> int:
             return _known(getattr(self.dut, name).value, f"output {name}")
 
-        counters = Counters(
-            total=port("cnt_total"), dma=port("cnt_dma"), mat=port("cnt_mat"),
-            vec=port("cnt_vec"), sm=port("cnt_sm"), instr=port("ev_instr"), sat=port("ev_sat"),
-        )
+        counters = Counters.from_ports({name: port(name) for name in COUNTER_PORTS})
         return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters)
 
 

@@ -1,9 +1,9 @@
 """The chip agent's monitor: after each done, what the chip reports, onto an analysis port.
 
-One trigger per run (the rising edge of done), then backdoor reads: the status ports and
-counters, the output region, the executed instructions' first words and the softmax input in
-the scratchpad. An X or Z is not raised here but carried in the observation, so the scoreboard
-reports it with the step it belongs to.
+One trigger per run (the rising edge of done), then backdoor reads of the status ports, the
+cycle and event counters (ev_ops, ev_dma_words, ev_sm_max_len, ev_sm_range among them: what the
+chip-side coverage samples) and the output region. An X or Z is not raised here but carried in
+the observation, so the scoreboard reports it with the step it belongs to.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_monitor
 
-from model.isa import WORDS_PER_INSTR, Op
-from model.machine import int8_of
 from verif.chip_bfm import UnknownValue
-from verif.chip_observation import ChipObservation, ExecutedInstr
+from verif.chip_observation import ChipObservation
 from verif.env_config import CFG_KEY, DecodeEnvConfig
 from verif.failures import recording_failures
 from verif.profiling import PROFILE
@@ -48,19 +46,5 @@ class ChipMonitor(uvm_monitor):
             outputs = bfm.read_words(layout.logits, layout.end - layout.logits)
         except UnknownValue as err:
             return ChipObservation(None, layout.logits, np.zeros(0, np.uint32), unknown=str(err))
-        observation = ChipObservation(status, layout.logits, outputs,
-                                      sim_time_ns=int(get_sim_time("ns")))
-        if self.cfg.observe_instructions:
-            self.observe_program(observation)
-        return observation
-
-    def observe_program(self, observation: ChipObservation) -> None:
-        """The instructions the chip executed, and the input of its SOFTMAX."""
-        bfm = self.cfg.bfm
-        executed = observation.status.counters.instr
-        observation.executed = [ExecutedInstr.from_word(bfm.read_word(WORDS_PER_INSTR * i))
-                                for i in range(executed)]
-        for index, instr in enumerate(observation.executed):
-            if instr.op == Op.SOFTMAX:
-                source = bfm.read_word(WORDS_PER_INSTR * index + 1) >> 16
-                observation.softmax_inputs = int8_of(bfm.read_sram(source, instr.length))
+        return ChipObservation(status, layout.logits, outputs,
+                               sim_time_ns=int(get_sim_time("ns")))

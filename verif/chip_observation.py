@@ -1,39 +1,21 @@
 """What the chip monitor saw after one run: the monitor's analysis transaction.
 
-Everything here comes from the RTL after `done`: its status ports and event counters, its
-output region of external memory, the instruction words it fetched (the first `ev_instr`
-instructions are the ones it executed) and the softmax input it left in its scratchpad.
-Nothing comes from the reference model, so chip-side coverage measures what the chip did.
+Everything here comes from the RTL after `done`: its status ports, its cycle and event counters
+(per-opcode counts, DMA words, the longest softmax and its widest input: hw/ISA.md, "Counters")
+and its output region of external memory. Nothing comes from the reference model, and nothing is
+inferred from the program or the scratchpad: chip-side coverage measures what the chip reported
+doing, so a hole means the hardware did not do it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from model.compiler import Layout
-from model.isa import Op
 from model.machine import int8_of
 from verif.chip_bfm import ChipStatus
-
-
-@dataclass
-class ExecutedInstr:
-    """Word 0 of one executed instruction: its opcode and size fields."""
-
-    op: int
-    m: int
-    k: int
-    n: int
-
-    @property
-    def length(self) -> int:
-        return (self.k << 8) | self.n
-
-    @classmethod
-    def from_word(cls, word: int) -> ExecutedInstr:
-        return cls(op=word >> 24, m=(word >> 16) & 0xFF, k=(word >> 8) & 0xFF, n=word & 0xFF)
 
 
 @dataclass
@@ -43,16 +25,8 @@ class ChipObservation:
     status: ChipStatus | None  # None when a status port was X or Z (see `unknown`)
     out_base: int  # external address of outputs[0]
     outputs: np.ndarray  # the output region, uint32 words
-    executed: list[ExecutedInstr] = field(default_factory=list)
-    softmax_inputs: np.ndarray | None = None  # int8 scores the SOFTMAX read, if one ran
     sim_time_ns: int = 0
     unknown: str | None = None  # which output held X or Z (Icarus only)
-
-    def opcodes(self) -> list[int]:
-        return [instr.op for instr in self.executed]
-
-    def dma_lengths(self) -> list[int]:
-        return [i.length for i in self.executed if i.op in (Op.LOAD, Op.STORE)]
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from model.isa import Op
 from model.machine import Counters
 
 
@@ -22,13 +23,30 @@ def first_memory_difference(expected: np.ndarray, got: np.ndarray, base: int = 0
 
 
 def counter_differences(expected: Counters, got: Counters) -> list[str]:
-    """One line per counter that differs, in ISA.md's order."""
-    return [
-        f"counter {name}: expected {want}, got {have}"
-        for (name, want), have in zip(expected.as_dict().items(), got.as_dict().values(),
-                                      strict=True)
-        if want != have
-    ]
+    """One line per counter that differs, in ISA.md's order.
+
+    A per-opcode counter (`ops`) gives one line per differing opcode, named by it:
+    'counter ops[MATMUL]: expected 4, got 3'.
+    """
+    lines = []
+    for (name, want), have in zip(expected.as_dict().items(), got.as_dict().values(),
+                                  strict=True):
+        if isinstance(want, list) or isinstance(have, list):
+            lines += _element_differences(name, list(want), list(have))
+        elif want != have:
+            lines.append(f"counter {name}: expected {want}, got {have}")
+    return lines
+
+
+def _element_differences(name: str, want: list[int], have: list[int]) -> list[str]:
+    if len(want) != len(have):
+        return [f"counter {name}: expected {want}, got {have}"]
+
+    def label(index: int) -> str:
+        return Op(index).name if name == "ops" and index < len(Op) else str(index)
+
+    return [f"counter {name}[{label(i)}]: expected {w}, got {h}"
+            for i, (w, h) in enumerate(zip(want, have, strict=True)) if w != h]
 
 
 def first_named_difference(expected: np.ndarray, got: np.ndarray, base: int,

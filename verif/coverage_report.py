@@ -35,10 +35,16 @@ def merge(runs: Path) -> dict:
     files = passing_runs(runs)
     if not files:
         raise SystemExit(f"no coverage.yml under {runs}: run `make test` (or pytest) first")
-    MERGED.parent.mkdir(parents=True, exist_ok=True)
-    merge_coverage(lambda message: None, str(MERGED), *files)
+    database = merge_files(files, MERGED)
     print(f"merged {len(files)} runs into {MERGED}")
-    return yaml.safe_load(MERGED.read_text())
+    return database
+
+
+def merge_files(files: list[str], merged: Path) -> dict:
+    """Merge the given coverage.yml files into `merged` and return the merged database."""
+    merged.parent.mkdir(parents=True, exist_ok=True)
+    merge_coverage(lambda message: None, str(merged), *files)
+    return yaml.safe_load(merged.read_text())
 
 
 def missing_bins(entry: dict) -> list[str]:
@@ -54,6 +60,20 @@ def report(database: dict) -> None:
                 f" {entry['cover_percentage']:6.1f}%")
         missing = missing_bins(entry)
         print(line + (f"   missing: {', '.join(missing)}" if missing else ""))
+
+
+def to_markdown(database: dict) -> str:
+    """Every covergroup and point as a table row: coverage, each bin's hits, the holes."""
+    lines = ["| group / point | covered | % | hits per bin | holes |",
+             "| --- | --- | --- | --- | --- |"]
+    for name in sorted(database):
+        entry = database[name]
+        hits = entry.get("bins:_hits", {})
+        cells = ", ".join(f"{bin_name}: {count}" for bin_name, count in hits.items())
+        holes = ", ".join(missing_bins(entry)) or ("none" if hits else "")
+        lines.append(f"| `{name}` | {entry['coverage']}/{entry['size']} "
+                     f"| {entry['cover_percentage']:.1f} | {cells} | {holes} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:

@@ -40,7 +40,8 @@ class DecodeSequence(uvm_sequence):
         self.rid: Hashable = spec.name
         self.programs = programs or self._compile(spec)
         self.tokens = [spec.start]  # the input of each step, then the last output
-        self.pages: list[int | None] = []
+        self.pages: list[int | None] = []  # at the start of each step
+        self.pages_after: list[int | None] = []  # once each step has appended and trimmed
         self.responses: list[StepResponse] = []
         self.shares_pool = False  # forked: the pool's page count is not this request's alone
 
@@ -82,11 +83,12 @@ class DecodeSequence(uvm_sequence):
                                                hi=step - 1))
         response = await self._run_on_chip(step, context, gathered)
         out = response.outputs
-        await self._page(PageOpItem(PageOp.APPEND, self.rid, k=out.k_new, v=out.v_new))
+        last = await self._page(PageOpItem(PageOp.APPEND, self.rid, k=out.k_new, v=out.v_new))
         if self.spec.window is not None:
-            await self._page(PageOpItem(PageOp.TRIM, self.rid,
-                                        keep_from=trim_point(step, self.spec.window)))
+            last = await self._page(PageOpItem(PageOp.TRIM, self.rid,
+                                               keep_from=trim_point(step, self.spec.window)))
         self.pages.append(gathered.pages_used)
+        self.pages_after.append(last.pages_used)
         self.responses.append(response)
         self.tokens.append(self._next_token(step, out.token))
         return response
@@ -111,6 +113,7 @@ class DecodeSequence(uvm_sequence):
         child = DecodeSequence(spec, self.chip_sqr, self.pt_sqr, self.programs)
         child.tokens = list(self.tokens)
         child.pages = list(self.pages)
+        child.pages_after = list(self.pages_after)
         child.responses = list(self.responses)
         child.shares_pool = self.shares_pool = True
         await self._page(PageOpItem(PageOp.FORK, child.rid, src=self.rid))
@@ -119,7 +122,8 @@ class DecodeSequence(uvm_sequence):
     def result(self) -> DecodeResult:
         """What the run record keeps of this decode."""
         return DecodeResult(spec=asdict(self.spec), tokens=list(self.tokens),
-                            pages=list(self.pages), programs_compiled=len(self.programs))
+                            pages=list(self.pages), pages_after=list(self.pages_after),
+                            programs_compiled=len(self.programs))
 
     def cycles(self) -> np.ndarray:
         """The five cycle counters of every step, as the chip reported them."""

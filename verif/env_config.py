@@ -39,7 +39,6 @@ class DecodeEnvConfig:
     rerun: str
     recorder: RunRecorder
     watchdog_margin: int = DEFAULT_WATCHDOG_MARGIN
-    observe_instructions: bool = True  # the monitor reads the run's opcodes back for coverage
     tags: dict[str, str] = field(default_factory=dict)
 
     def where(self) -> str:
@@ -67,5 +66,4 @@ def config_from_environment(dut) -> DecodeEnvConfig:
         rerun=os.environ.get("TB_RERUN", "(run through pytest to get the command)"),
         recorder=RunRecorder(run_dir),
         watchdog_margin=int(os.environ.get("TB_WATCHDOG_MARGIN", DEFAULT_WATCHDOG_MARGIN)),
-        observe_instructions=os.environ.get("TB_OBSERVE_INSTRUCTIONS", "1") != "0",
     )

@@ -16,7 +16,11 @@ RESULT_FILE = "result.json"
 
 @dataclass
 class CheckedStep:
-    """One decode step the scoreboard compared (everything matched, or it would have raised)."""
+    """One decode step the scoreboard compared.
+
+    The scoreboard raises at the first step that differs, so every step has ``mismatches`` 0
+    except, in a failing run, the last one: it keeps how many differences were found there.
+    """
 
     decode: str
     step: int
@@ -25,6 +29,7 @@ class CheckedStep:
     token_out: int
     counters: dict[str, int]
     python_s: float = 0.0
+    mismatches: int = 0  # differences the scoreboard found in this step (see scoreboard.py)
 
 
 @dataclass
@@ -34,6 +39,7 @@ class DecodeResult:
     spec: dict
     tokens: list[int]
     pages: list[int | None]  # pages in use at the start of each step
+    pages_after: list[int | None]  # pages in use once each step has appended and trimmed
     programs_compiled: int
 
 
@@ -63,7 +69,7 @@ class RunRecorder:
             "status": status,
             "failure": self.failure,
             "failure_type": self.failure_type,
-            "steps_checked": len(self.steps),
+            "steps_checked": sum(step.mismatches == 0 for step in self.steps),
             "steps": [asdict(step) for step in self.steps],
             "decodes": [asdict(decode) for decode in self.decodes],
             **self.extra,

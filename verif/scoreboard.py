@@ -74,6 +74,7 @@ class DecodeScoreboard(uvm_component):
             problems = self.differences(item, observation)
         if problems:
             mismatch = ScoreboardMismatch(self.report(item, problems))
+            self.record(item, observation, mismatches=len(problems))
             self.cfg.recorder.record_failure(mismatch)
             raise mismatch
         self.steps_checked += 1
@@ -103,8 +104,11 @@ class DecodeScoreboard(uvm_component):
         lines += [f"  also: {problem}" for problem in problems[1:]]
         return "\n".join(lines) + "\n" + self.cfg.where()
 
-    def record(self, item: StepItem, observation: ChipObservation) -> None:
+    def record(self, item: StepItem, observation: ChipObservation, mismatches: int = 0) -> None:
+        """Keep the step for the result file; a differing step keeps its count of differences."""
         outputs = decode_outputs(self.cfg.layout, observation)
+        status = observation.status  # None when a status port was X (Icarus)
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.decode, step=item.step, context=item.context, token_in=item.token,
-            token_out=outputs.token, counters=observation.status.counters.as_dict()))
+            token_out=outputs.token, counters=status.counters.as_dict() if status else {},
+            mismatches=mismatches))

@@ -38,7 +38,11 @@ module chip_top #(
     output wire [31:0] cnt_vec,
     output wire [31:0] cnt_sm,
     output wire [31:0] ev_instr,
-    output wire [31:0] ev_sat
+    output wire [31:0] ev_sat,
+    output wire [127:0] ev_ops,        // per opcode i, bits [16i+15:16i]
+    output wire [31:0] ev_dma_words,
+    output wire [15:0] ev_sm_max_len,
+    output wire [7:0]  ev_sm_range
 );
 
 localparam SRAM_AW = $clog2(SRAM_WORDS);    // SRAM address width
@@ -56,6 +60,9 @@ wire [15:0] ctl_mem_addr;
 
 wire dma_done, mat_done, vec_done, sm_done;
 wire mat_sat, vec_sat;
+wire sm_exp_valid;
+wire [7:0] sm_exp_index;
+wire dma_we, dma_mem_we;
 
 controller #(
     .EXT_LAT    (EXT_LAT),
@@ -98,13 +105,20 @@ controller #(
     .sel_sm     (sel_sm),
     .unit_done  (dma_done || mat_done || vec_done || sm_done),
     .sat_event  (mat_sat || vec_sat),
+    .dma_word   (sel_dma && (dma_we || dma_mem_we)),    // one write per word: SRAM (LOAD), ext (STORE)
+    .sm_exp_valid (sm_exp_valid),
+    .sm_exp_index (sm_exp_index),
     .cnt_total  (cnt_total),
     .cnt_dma    (cnt_dma),
     .cnt_mat    (cnt_mat),
     .cnt_vec    (cnt_vec),
     .cnt_sm     (cnt_sm),
     .ev_instr   (ev_instr),
-    .ev_sat     (ev_sat)
+    .ev_sat     (ev_sat),
+    .ev_ops        (ev_ops),
+    .ev_dma_words  (ev_dma_words),
+    .ev_sm_max_len (ev_sm_max_len),
+    .ev_sm_range   (ev_sm_range)
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -131,9 +145,8 @@ sram #(
 // units
 
 wire [SRAM_AW-1:0] dma_raddr, dma_waddr;
-wire               dma_we;
 wire [31:0]        dma_wdata;
-wire               dma_mem_req, dma_mem_we;
+wire               dma_mem_req;
 wire [15:0]        dma_mem_addr;
 wire [31:0]        dma_mem_wdata;
 
@@ -233,6 +246,8 @@ softmax_unit #(
     .cmd_c       (op_c),
     .cmd_len     (op_len),
     .done        (sm_done),
+    .exp_valid   (sm_exp_valid),
+    .exp_index   (sm_exp_index),
     .sram_raddr  (sm_raddr),
     .sram_rdata  (sram_rd_a_data),
     .sram_we     (sm_we),

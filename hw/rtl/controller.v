@@ -1,5 +1,7 @@
 `default_nettype none
-// controller: fetches, checks and dispatches one instruction at a time, and keeps the counters.
+// controller: fetches, checks and dispatches one instruction at a time, and keeps the counters
+// (hw/ISA.md, "Counters"): the cycle counters from its own state and unit selects, the event
+// counters from what it checks and from the events the units report.
 //
 // Per instruction (hw/ISA.md, "Cycle costs"):
 //   FETCH  4 + EXT_LAT cycles: the four words are requested in cycles 0..3 and arrive in cycles
@@ -57,6 +59,9 @@ module controller #(
     output wire        sel_sm,
     input  wire        unit_done,    // the running unit's last cycle
     input  wire        sat_event,    // a requant or VADD output was clamped this cycle
+    input  wire        dma_word,     // the DMA wrote a word this cycle (LOAD: SRAM, STORE: ext)
+    input  wire        sm_exp_valid, // the softmax unit looked up the exp table this cycle
+    input  wire [7:0]  sm_exp_index, // .. at this index (max - x)
 
     // counters, cleared by start
     output reg  [31:0] cnt_total,
@@ -65,7 +70,11 @@ module controller #(
     output reg  [31:0] cnt_vec,
     output reg  [31:0] cnt_sm,
     output reg  [31:0] ev_instr,
-    output reg  [31:0] ev_sat
+    output reg  [31:0] ev_sat,
+    output reg  [127:0] ev_ops,      // per opcode i, bits [16i+15:16i]: instructions that passed
+    output reg  [31:0] ev_dma_words,
+    output reg  [15:0] ev_sm_max_len,
+    output reg  [7:0]  ev_sm_range
 );
 
 localparam [7:0] OP_HALT    = 8'h00;
@@ -227,6 +236,10 @@ assign sel_mat = in_exec && (opcode == OP_MATMUL);
 assign sel_vec = in_exec && ((opcode == OP_VADD) || (opcode == OP_VMAX) || (opcode == OP_ARGMAX));
 assign sel_sm  = in_exec && (opcode == OP_SOFTMAX);
 
+// the event counters' per-opcode slice: opcode * 16 (an instruction that passes is legal, < 8)
+wire [6:0] ops_base  = {opcode[2:0], 4'd0};
+wire       sm_finish = sel_sm && unit_done;    // the softmax unit's last cycle
+
 wire idle     = (state_reg == S_IDLE) || (state_reg == S_DONE);
 wire starting = idle && start;
 
@@ -293,6 +306,10 @@ always @(posedge clk) begin
         cnt_sm    <= 32'd0;
         ev_instr  <= 32'd0;
         ev_sat    <= 32'd0;
+        ev_ops        <= 128'd0;
+        ev_dma_words  <= 32'd0;
+        ev_sm_max_len <= 16'd0;
+        ev_sm_range   <= 8'd0;
     end else begin
         if (busy) begin
             cnt_total <= cnt_total + 32'd1;
@@ -314,6 +331,18 @@ always @(posedge clk) begin
         end
         if (sat_event) begin
             ev_sat <= ev_sat + 32'd1;
+        end
+        if (passes) begin
+            ev_ops[ops_base +: 16] <= ev_ops[ops_base +: 16] + 16'd1;
+        end
+        if (dma_word) begin
+            ev_dma_words <= ev_dma_words + 32'd1;
+        end
+        if (sm_finish && (op_len > ev_sm_max_len)) begin
+            ev_sm_max_len <= op_len;
+        end
+        if (sm_exp_valid && (sm_exp_index > ev_sm_range)) begin
+            ev_sm_range <= sm_exp_index;
         end
     end
 end

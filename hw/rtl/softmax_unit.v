@@ -8,6 +8,8 @@
 //         (e[i] * 127 + (s >> 1)) / s, DIV_W step cycles, and one cycle that writes the
 //         quotient to sram[c + i]                                             (len * (DIV_W + 2))
 // `done` is high in the last write cycle. Cycle 0 is the cycle after `cmd_softmax`.
+// `exp_valid` is high in each EXP cycle that looks an element up in the exp table, and
+// `exp_index` is that lookup's index mx - x (the controller keeps their maximum: ev_sm_range).
 module softmax_unit #(
     parameter SRAM_AW = 12,     // SRAM address width
     parameter SM_MAX  = 256     // longest vector: depth of the row memory
@@ -21,6 +23,10 @@ module softmax_unit #(
     input  wire [15:0]        cmd_c,
     input  wire [15:0]        cmd_len,        // elements, 1 .. SM_MAX
     output wire               done,           // high in the last cycle
+
+    // observation, for the event counters: the exp-table lookup of this cycle
+    output wire               exp_valid,
+    output wire [7:0]         exp_index,
 
     // SRAM
     output wire [SRAM_AW-1:0] sram_raddr,
@@ -60,13 +66,17 @@ wire        pass_end = (idx_reg == cmd_len);
 wire        has_elem = (idx_reg != 16'd0);
 
 // pass 2: the exponential of element e-1 (mx >= x, so mx - x is 0 .. 255 in 8 bits)
+wire [7:0]  exp_d = mx_reg - x;
 wire [15:0] exp_val;
 exp_lut u_exp_lut (
-    .d (mx_reg - x),
+    .d (exp_d),
     .e (exp_val)
 );
 
 wire row_we = (state_reg == S_EXP) && has_elem;
+
+assign exp_valid = row_we;
+assign exp_index = exp_d;
 wire [15:0] row_rdata;
 
 rowmem #(

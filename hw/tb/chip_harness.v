@@ -2,8 +2,9 @@
 // chip_harness: the cocotb toplevel of the whole chip: chip_top wired to ext_mem.
 //
 // A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
-// cycle, awaits done, then reads the counters and the memory. The memory port is also brought
-// out, for monitors. The SRAM array is u_chip.u_sram.mem[i].
+// cycle, awaits done, then reads the counters (cycle and event counters) and the memory. The
+// memory port is also brought out, for monitors. The SRAM array is u_chip.u_sram.mem[i]
+// (reached from Verilog, replay_tb.v; not public to cocotb on Verilator: no test reads it).
 //
 // With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/launch.py), the harness makes its
 // own clock, a 10 ns period (verif/chip_bfm.py's CLOCK_NS), and clk is an internal register, not
@@ -35,6 +36,10 @@ module chip_harness #(
     output wire [31:0] cnt_sm,
     output wire [31:0] ev_instr,
     output wire [31:0] ev_sat,
+    output wire [127:0] ev_ops,       // per opcode i, bits [16i+15:16i] (hw/ISA.md, "Counters")
+    output wire [31:0] ev_dma_words,
+    output wire [15:0] ev_sm_max_len,
+    output wire [7:0]  ev_sm_range,
 
     // the external memory port, observed
     output wire        mem_req,
@@ -80,7 +85,11 @@ chip_top #(
     .cnt_vec    (cnt_vec),
     .cnt_sm     (cnt_sm),
     .ev_instr   (ev_instr),
-    .ev_sat     (ev_sat)
+    .ev_sat     (ev_sat),
+    .ev_ops        (ev_ops),
+    .ev_dma_words  (ev_dma_words),
+    .ev_sm_max_len (ev_sm_max_len),
+    .ev_sm_range   (ev_sm_range)
 );
 
 ext_mem #(
@@ -105,8 +114,9 @@ endmodule
 // What cocotb reaches through VPI (verif/chip_bfm.py, chip_monitor.py), so that a build can drop
 // cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
 // Waveforms do not depend on this: --trace records every signal either way.
+// "*" on chip_harness covers its ports: status, cycle and event counters (ev_ops, ev_dma_words,
+// ev_sm_max_len, ev_sm_range included), the memory port; nothing inside the chip is needed.
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "ext_mem" -var "mem"
-public_flat_rw -module "sram" -var "mem"
 `endif

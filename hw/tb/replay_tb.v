@@ -21,13 +21,16 @@
 //     S x { ADDR COUNT w0 .. w(COUNT-1) }   ext[ADDR + i] = wi; every other word starts at 0
 //     C                           number of checked segments
 //     C x { ADDR COUNT w0 .. w(COUNT-1) }   expected final ext[ADDR + i]
-//     ERROR ERROR_PC CNT_TOTAL CNT_DMA CNT_MAT CNT_VEC CNT_SM EV_INSTR EV_SAT   (9 words)
+//     ERROR ERROR_PC CNT_TOTAL CNT_DMA CNT_MAT CNT_VEC CNT_SM EV_INSTR EV_SAT
+//     EV_OPS0 .. EV_OPS7            per-opcode counts, opcode 0 (HALT) first
+//     EV_DMA_WORDS EV_SM_MAX_LEN EV_SM_RANGE                               (20 words in all)
 //   454E4421                      end marker "END!"
 //
 // Each record runs on a fresh machine: external memory and SRAM cleared, the image loaded,
 // reset, one start pulse, then up to +watchdog cycles for done. A record that differs prints one
 // line starting "MISMATCH". The last line is exactly one of
 //   PASS: <n> records match (memory and all five cycle counters), <total> cycles in total
+// (the status words, event counters included, are compared too; the line's text is kept as is)
 //   FAIL: <why>
 // where <total> is the sum of the records' cnt_total; then $finish.
 `ifndef REPLAY_RECORDS
@@ -45,7 +48,7 @@ module replay_tb #(
 
 localparam [31:0] MAGIC      = 32'h5250_4C59;
 localparam [31:0] END_MARKER = 32'h454E_4421;
-localparam N_STATUS   = 9;                    // expected status words per record
+localparam N_STATUS   = 20;                   // expected status words per record
 
 reg         clk;
 reg         rst;
@@ -61,6 +64,10 @@ wire        busy, done;
 wire [3:0]  error;
 wire [15:0] error_pc;
 wire [31:0] cnt_total, cnt_dma, cnt_mat, cnt_vec, cnt_sm, ev_instr, ev_sat;
+wire [127:0] ev_ops;
+wire [31:0] ev_dma_words;
+wire [15:0] ev_sm_max_len;
+wire [7:0]  ev_sm_range;
 wire        mem_req, mem_we, mem_rvalid;
 wire [15:0] mem_addr;
 wire [31:0] mem_wdata, mem_rdata;
@@ -87,6 +94,10 @@ chip_harness #(
     .cnt_sm     (cnt_sm),
     .ev_instr   (ev_instr),
     .ev_sat     (ev_sat),
+    .ev_ops        (ev_ops),
+    .ev_dma_words  (ev_dma_words),
+    .ev_sm_max_len (ev_sm_max_len),
+    .ev_sm_range   (ev_sm_range),
     .mem_req    (mem_req),
     .mem_we     (mem_we),
     .mem_addr   (mem_addr),
@@ -233,10 +244,16 @@ task read_status;
         got[6] = cnt_sm;
         got[7] = ev_instr;
         got[8] = ev_sat;
+        for (w = 0; w < 8; w = w + 1) begin
+            got[9 + w] = {16'd0, ev_ops[16 * w +: 16]};
+        end
+        got[17] = ev_dma_words;
+        got[18] = {16'd0, ev_sm_max_len};
+        got[19] = {24'd0, ev_sm_range};
     end
 endtask
 
-function [8*9-1:0] status_name;
+function [8*13-1:0] status_name;
     input integer index;
     begin
         case (index)
@@ -248,7 +265,18 @@ function [8*9-1:0] status_name;
             5: status_name = "cnt_vec";
             6: status_name = "cnt_sm";
             7: status_name = "ev_instr";
-            default: status_name = "ev_sat";
+            8: status_name = "ev_sat";
+            9: status_name = "ev_ops[0]";
+            10: status_name = "ev_ops[1]";
+            11: status_name = "ev_ops[2]";
+            12: status_name = "ev_ops[3]";
+            13: status_name = "ev_ops[4]";
+            14: status_name = "ev_ops[5]";
+            15: status_name = "ev_ops[6]";
+            16: status_name = "ev_ops[7]";
+            17: status_name = "ev_dma_words";
+            18: status_name = "ev_sm_max_len";
+            default: status_name = "ev_sm_range";
         endcase
     end
 endfunction

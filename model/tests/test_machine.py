@@ -161,6 +161,50 @@ def test_cycle_counters_of_a_hand_counted_program():
     assert counters.total == 6 * OVERHEAD + 39 + mat + 7 + 110
 
 
+def test_event_counters_of_a_hand_counted_program():
+    # x at sram 0..7, y at sram 8..11 (words 100..111 of external memory)
+    x = [5, -3, 20, 20, 7, -100, 0, 1]
+    y = [-50, 60, 2, 2]
+    program = [
+        isa.load(100, 0, 8), isa.load(108, 8, 4),
+        isa.softmax(0, 20, 5),  # [5, -3, 20, 20, 7]: len 5, range 20 - (-3) = 23
+        isa.softmax(8, 30, 3),  # [-50, 60, 2]: len 3, range 60 - (-50) = 110
+        isa.vmax(0, 40, 8), isa.vmax(0, 41, 2),
+        isa.store(20, 300, 5),
+    ]  # then the zero words: HALT
+    counters = machine.run(image_of(program, {100: x + y})).counters
+    # HALT, LOAD, STORE, MATMUL, VADD, VMAX, ARGMAX, SOFTMAX
+    assert counters.ops == (1, 2, 1, 0, 0, 2, 0, 2)
+    assert counters.instr == 8
+    assert counters.dma_words == 8 + 4 + 5
+    assert counters.sm_max_len == 5  # the first SOFTMAX is the longer one
+    assert counters.sm_range == 110  # the second the wider one
+    assert counters.as_dict()["ops"] == [1, 2, 1, 0, 0, 2, 0, 2]
+
+
+def test_softmax_range_spans_the_whole_exp_table_and_no_softmax_leaves_zeros():
+    program = [isa.load(100, 0, 3), isa.softmax(0, 10, 3)]
+    counters = machine.run(image_of(program, {100: [127, 0, -128]})).counters
+    assert (counters.sm_max_len, counters.sm_range) == (3, 255)
+    counters = machine.run(image_of([isa.load(100, 0, 3), isa.vmax(0, 10, 3)])).counters
+    assert (counters.sm_max_len, counters.sm_range, counters.dma_words) == (0, 0, 3)
+    assert counters.ops == (1, 1, 0, 0, 0, 1, 0, 0)
+
+
+def test_ev_ops_packs_opcode_i_in_bits_16i():
+    ops = (1, 2, 3, 4, 5, 6, 7, 0xFFFF)
+    packed = machine.pack_ops(ops)
+    assert packed == sum(v << (16 * i) for i, v in enumerate(ops))
+    assert packed >> 112 == 0xFFFF and packed & 0xFFFF == 1
+    assert machine.unpack_ops(packed) == ops
+
+
+def test_counters_wrap_modulo_their_width():
+    counters = machine.Counters(total=2**32 + 5, ops=(2**16 + 1,) + (0,) * 7, sm_range=255)
+    counters.wrapped()
+    assert (counters.total, counters.ops[0], counters.sm_range) == (5, 1, 255)
+
+
 @pytest.mark.parametrize(("instr", "code"), [
     (isa.Instr(0x42), ErrorCode.ILLEGAL_OPCODE),
     (isa.load(CFG.ext_words - 2, 0, 3), ErrorCode.BAD_ADDRESS),
@@ -178,6 +222,8 @@ def test_errors_stop_the_machine_with_the_documented_code(instr, code):
     assert result.error == code
     assert result.error_pc == 4
     assert result.counters.instr == 1
+    assert result.counters.ops == (0, 1, 0, 0, 0, 0, 0, 0)  # the failing one counts nowhere
+    assert result.counters.dma_words == 4
     assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat
     assert not result.ext[200:204].any()  # nothing after the error ran
     with pytest.raises(machine.MachineError, match=f"{code.name} at instruction at 4"):
@@ -197,7 +243,10 @@ def test_random_programs_are_legal_and_reproducible():
     for seed in range(50):
         program = randprog.generate(seed)
         assert np.array_equal(program.image, randprog.generate(seed).image)
-        assert machine.run(program.image).error == ErrorCode.OK
+        result = machine.run(program.image)
+        assert result.error == ErrorCode.OK
+        assert sum(result.counters.ops) == result.counters.instr == len(program.instrs) + 1
+        assert result.counters.ops[Op.HALT] == 1
 
 
 def test_random_programs_never_read_unwritten_scratchpad_words():

@@ -1,8 +1,8 @@
 """Chip-level cocotb tests: constrained-random programs on the RTL against the reference machine.
 
-Run through `sim/tests/test_chip.py`. Every program's final external memory, error code and all
-seven counters must equal the reference machine's, bit for bit. The seed of each program is
-derived from the run's seed, so a failing program is named by a number anyone can replay.
+Run through `sim/tests/test_chip.py`. Every program's final external memory, error code and
+all counters (cycle and event) must equal the reference machine's, bit for bit. The seed of each
+program is derived from the run's seed, so a failing program is named by a number anyone can replay.
 """
 
 from __future__ import annotations

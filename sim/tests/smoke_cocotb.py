@@ -130,9 +130,15 @@ def read_port(dut, name: str) -> int:
     return int(getattr(dut, name).value)
 
 
+def read_ops(dut) -> list[int]:
+    """ev_ops unpacked by hand: opcode i's 16-bit count in bits [16i+15:16i] (ISA.md)."""
+    packed = read_port(dut, "ev_ops")
+    return [(packed >> (16 * op)) & 0xFFFF for op in range(8)]
+
+
 @cocotb.test()
 async def chip_runs_a_hand_assembled_program(dut):
-    """Every unit once; memory, error, error_pc and all seven counters as ISA.md says."""
+    """Every unit once; memory, error, error_pc and every counter as ISA.md says."""
     dut._log.info("RANDOM_SEED=%s", os.environ.get("RANDOM_SEED", "(cocotb's own)"))
     rng = random.Random(random.getrandbits(32))
     ext_lat, array_n = int(dut.EXT_LAT.value), int(dut.ARRAY_N.value)
@@ -178,6 +184,13 @@ async def chip_runs_a_hand_assembled_program(dut):
         assert (got_counters["cnt_total"], got_counters["cnt_dma"], got_counters["cnt_mat"],
                 got_counters["cnt_vec"], got_counters["cnt_sm"]) == (1227, 385, 105, 38, 650)
     dut._log.info("counters %s", got_counters)
+    # the event counters of what ran: one of each opcode but VMAX; LOAD's and STORE's words;
+    # the SOFTMAX over the M x N requantized products, whose spread is max - min of C
+    c_values = [want_sram[C_SRAM + i] for i in range(M * N)]
+    assert read_ops(dut) == [1, 1, 1, 1, 1, 0, 1, 1]
+    assert read_port(dut, "ev_dma_words") == DATA_WORDS + OUT_WORDS
+    assert read_port(dut, "ev_sm_max_len") == M * N
+    assert read_port(dut, "ev_sm_range") == max(c_values) - min(c_values)
 
     # a second run: start clears the counters; an illegal opcode stops the chip at once
     await RisingEdge(dut.clk)
@@ -190,3 +203,6 @@ async def chip_runs_a_hand_assembled_program(dut):
     assert read_port(dut, "cnt_dma") == 1 + ext_lat
     assert read_port(dut, "ev_instr") == 1
     assert read_port(dut, "ev_sat") == 0
+    assert read_ops(dut) == [0, 1, 0, 0, 0, 0, 0, 0]    # the illegal opcode counts nowhere
+    assert read_port(dut, "ev_dma_words") == 1
+    assert read_port(dut, "ev_sm_max_len") == 0 and read_port(dut, "ev_sm_range") == 0

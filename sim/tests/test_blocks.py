@@ -2,8 +2,9 @@
 
 Each block is one simulation per simulator with many vectors, checked against an independent
 Python computation (`sim/tests/blocks_cocotb.py`). The smoke test runs one hand-assembled
-program through `chip_harness` (`sim/tests/smoke_cocotb.py`). The seed comes from RANDOM_SEED
-(default below) and is printed in every failure message.
+program through `chip_harness` (`sim/tests/smoke_cocotb.py`). The seed comes from the `seed`
+argument (conftest.py: RANDOM_SEED, else DEFAULT_SEED below) and is printed in every failure
+message.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from model.exp_table import RTL_PATH, render_verilog
-from sim.runner import RTL_DIR, TB_DIR, build, rtl_sources, run_test, seed_from_env
+from sim.runner import RTL_DIR, TB_DIR, build, rtl_sources, run_test
 from sim.toolchain import SIMULATORS
 
 BLOCKS_MODULE = "sim.tests.blocks_cocotb"
@@ -45,17 +46,17 @@ def test_exp_lut_is_the_generated_file():
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("sim", SIMULATORS)
 @pytest.mark.parametrize("block", sorted(BLOCKS))
-def test_block(block, sim):
+def test_block(block, sim, seed):
     toplevel, sources, parameters, testcase = BLOCKS[block]
     b = build(sim, toplevel, sources, parameters=parameters)
-    run_test(b, BLOCKS_MODULE, testcase=testcase, seed=seed_from_env(DEFAULT_SEED))
+    run_test(b, BLOCKS_MODULE, testcase=testcase, seed=seed)
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_chip_smoke(sim):
+def test_chip_smoke(sim, seed):
     sources = [*rtl_sources(), TB_DIR / "ext_mem.v", TB_DIR / "chip_harness.v"]
     b = build(sim, "chip_harness", sources, parameters={"EXT_LAT": 2, "ARRAY_N": 4})
     run_test(b, SMOKE_MODULE, testcase="chip_runs_a_hand_assembled_program",
-             seed=seed_from_env(DEFAULT_SEED))
+             seed=seed)

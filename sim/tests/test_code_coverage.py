@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from model.isa import ChipConfig
-from sim.runner import RTL_DIR, build, run_test, seed_from_env
+from sim.runner import RTL_DIR, build, run_test
 from verif.code_coverage import HEADER, summarize
 from verif.launch import chip_sources
 
@@ -66,11 +66,11 @@ def test_merging_adds_counts_per_point_and_finds_the_holes(tmp_path):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-def test_random_programs_leave_line_and_toggle_coverage():
+def test_random_programs_leave_line_and_toggle_coverage(seed):
     b = build("verilator", "chip_harness", chip_sources(),
               parameters=ChipConfig().verilog_parameters(), coverage=True)
     run = run_test(b, "sim.tests.chip_cocotb", testcase="random_programs",
-                   seed=seed_from_env(1), extra_env={"PROGRAMS": "5"})
+                   seed=seed, extra_env={"PROGRAMS": "5"})
 
     assert run.coverage_file is not None and run.coverage_file.exists()
     totals = summarize([run.test_dir]).totals()

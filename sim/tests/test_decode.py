@@ -17,7 +17,6 @@ from itertools import pairwise
 
 import pytest
 
-from sim.runner import seed_from_env
 from sim.toolchain import SIMULATORS
 from verif.decode_checks import flatness_differences, reference_decode, rule_differences
 from verif.decode_spec import DecodeSpec
@@ -34,10 +33,10 @@ def chapter_spec(window: int | None) -> DecodeSpec:
                       page_size=4)
 
 
-def decode(sim: str, testcase: str, plan: list[DecodeSpec],
+def decode(sim: str, testcase: str, plan: list[DecodeSpec], seed: int,
            sources=None) -> tuple[DecodeRun, float]:
     started = time.perf_counter()
-    run = run_decode(chip_build(sim, sources), testcase, plan, seed_from_env(1))
+    run = run_decode(chip_build(sim, sources), testcase, plan, seed)
     return run, time.perf_counter() - started
 
 
@@ -71,10 +70,10 @@ def print_timing(sim: str, what: str, seconds: float, result: dict) -> None:
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_chapter_decode(sim, window):
+def test_chapter_decode(sim, window, seed):
     """32 steps of the structured model: the rule holds, every step matches, cycles go flat."""
     spec = chapter_spec(window)
-    run, seconds = decode(sim, "plan_decode_test", [spec])
+    run, seconds = decode(sim, "plan_decode_test", [spec], seed)
     result = run.raise_if_failed()
     assert result["steps_checked"] == CHAPTER_STEPS
     tokens = result["decodes"][0]["tokens"]
@@ -102,9 +101,9 @@ RANDOM_PLAN = [
 @pytest.mark.sim
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_random_model_decodes(sim):
+def test_random_model_decodes(sim, seed):
     """Random models, teacher-forced, with (W, P) = (6, 2) and (3, 1), then a greedy one."""
-    run, seconds = decode(sim, "plan_decode_test", RANDOM_PLAN)
+    run, seconds = decode(sim, "plan_decode_test", RANDOM_PLAN, seed)
     result = run.raise_if_failed()
     assert result["steps_checked"] == sum(spec.steps for spec in RANDOM_PLAN)
     forced = result["decodes"][0]
@@ -120,9 +119,9 @@ FORK_PLAN = [DecodeSpec("random4-fork", "random", model_seed=4, start=1, steps=2
 @pytest.mark.sim
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_fork_decode(sim):
+def test_fork_decode(sim, seed):
     """A request forks after 10 steps (mid-page): copy-on-write, both checked to the end."""
-    run, seconds = decode(sim, "fork_decode_test", FORK_PLAN)
+    run, seconds = decode(sim, "fork_decode_test", FORK_PLAN, seed)
     result = run.raise_if_failed()
     assert [d["spec"]["name"] for d in result["decodes"]] == ["random4-fork", "random4-fork-fork"]
     assert result["steps_checked"] == 2 * 20 - 10
@@ -137,10 +136,10 @@ def test_fork_decode(sim):
 SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)]
 
 
-def broken_run(mutant_name: str, tmp_path) -> dict:
+def broken_run(mutant_name: str, tmp_path, seed: int) -> dict:
     """Run the negative test on a broken copy; the cocotb test must pass (expect_fail)."""
     sources = make_mutant(MUTANTS[mutant_name], tmp_path)
-    run, _ = decode("icarus", "broken_chip_test", SHORT_PLAN, sources)
+    run, _ = decode("icarus", "broken_chip_test", SHORT_PLAN, seed, sources)
     assert run.error is None, f"the broken chip was not caught:\n{run.error}"
     assert run.result is not None and run.result["status"] == "failed", run.result
     return run.result
@@ -148,9 +147,9 @@ def broken_run(mutant_name: str, tmp_path) -> dict:
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-def test_counter_mutant_fails_the_scoreboard(tmp_path):
+def test_counter_mutant_fails_the_scoreboard(tmp_path, seed):
     """cnt_mat misses a cycle per MATMUL: the first difference names step 1 and the counter."""
-    result = broken_run("cnt_mat_misses_a_cycle", tmp_path)
+    result = broken_run("cnt_mat_misses_a_cycle", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] == "ScoreboardMismatch"
     assert "step 1 (context 1)" in report
@@ -161,9 +160,9 @@ def test_counter_mutant_fails_the_scoreboard(tmp_path):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-def test_requant_mutant_fails_the_scoreboard(tmp_path):
+def test_requant_mutant_fails_the_scoreboard(tmp_path, seed):
     """Requant floors instead of rounding: the first difference is an output word."""
-    result = broken_run("requant_floors", tmp_path)
+    result = broken_run("requant_floors", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] == "ScoreboardMismatch"
     assert "step 1 (context 1)" in report
@@ -173,21 +172,21 @@ def test_requant_mutant_fails_the_scoreboard(tmp_path):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-def test_watchdog_stops_a_chip_that_never_finishes(tmp_path):
+def test_watchdog_stops_a_chip_that_never_finishes(tmp_path, seed):
     """done never rises: the watchdog stops the run and names the step, seed and waves."""
-    result = broken_run("done_never_rises", tmp_path)
+    result = broken_run("done_never_rises", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] == "ChipHung"
     assert "watchdog: decode structured-short (W=None, P=4) step 1" in report
-    assert f"seed: {seed_from_env(1)}" in report
+    assert f"seed: {seed}" in report
     assert "waves: " in report and "re-run with waves:" in report
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-def test_unknown_output_is_an_error(tmp_path):
+def test_unknown_output_is_an_error(tmp_path, seed):
     """An X on a counter (Icarus shows it) is an error of the step that read it."""
-    result = broken_run("cnt_sm_unknown", tmp_path)
+    result = broken_run("cnt_sm_unknown", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] in ("UnknownValue", "ScoreboardMismatch")
     assert "cnt_sm" in report and "step 1" in report, report

@@ -1,0 +1,227 @@
+"""`make run`, the main job: the chapter's whole check on both simulators, and its report.
+
+Stages, each timed:
+
+1. simulator builds: the chip harness on Icarus and Verilator, made once before the parallel
+   runs (a no-op when they are up to date);
+2. software checks and decodes: one pytest-xdist session of the `chapter` suite
+   (scripts/suites.py): model/tests and the 32-step decodes with W = None, 8, 4 on both
+   simulators, the scoreboard checking every step;
+3. examples A and B (scripts/example_a.py, scripts/example_b.py): the paged cache event by
+   event, and what paging, sharing and windows buy;
+4. mutation run (scripts/mutate.py);
+5. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/,
+   out/regress.json, and the coverage report out/coverage.md.
+
+Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
+`CODE_COVERAGE=0 make run` skips it). A failing stage does not stop the later ones; the exit
+status is non-zero if any failed.
+
+    python -m scripts.main_job [--jobs 2] [--started EPOCH_SECONDS]
+
+`--started` (the Makefile passes it) is when `make run` began, so the wall time includes the
+set-up that ran before this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scripts import chapter_report, report_plots
+from scripts.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
+from sim.runner import REPO_ROOT
+from sim.toolchain import SIMULATORS
+from verif.launch import chip_build
+
+CHAPTER_SUITE = "chapter"
+CHAPTER_PATHS = ("sim/tests/test_decode.py", "model/tests")  # the simulations first: longest
+JUNIT = OUT / "junit" / "run.xml"
+REPORT = OUT / "report.md"
+REGRESS_JSON = OUT / "regress.json"
+PLOTS = OUT / "plots"
+
+
+@dataclass
+class Stage:
+    """One timed stage of the main job."""
+
+    name: str
+    ok: bool
+    seconds: float
+    note: str = ""
+
+
+def timed(name: str, work: Callable[[], tuple[bool, str]]) -> Stage:
+    """Run a stage; an exception fails it (and is shown) but does not stop the job."""
+    print(f"\n==== {name}", flush=True)
+    started = time.perf_counter()
+    try:
+        ok, note = work()
+    except Exception as error:  # a stage's crash is its failure, reported below
+        ok, note = False, f"{type(error).__name__}: {error}"
+        print(f"stage failed: {note}", flush=True)
+    return Stage(name, ok, time.perf_counter() - started, note)
+
+
+def python_module(module: str, *args: str) -> tuple[bool, str]:
+    status = subprocess.call([sys.executable, "-m", module, *args], cwd=REPO_ROOT)
+    return status == 0, f"exit status {status}"
+
+
+# ---- the stages ------------------------------------------------------------------------------
+
+
+def build_simulators() -> tuple[bool, str]:
+    with ThreadPoolExecutor(len(SIMULATORS)) as pool:
+        builds = list(pool.map(chip_build, SIMULATORS))
+    return True, "ready: " + ", ".join(b.sim for b in builds)
+
+
+def checks_and_decodes(jobs: int) -> tuple[bool, str]:
+    run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT, CHAPTER_PATHS)
+    software = junit_counts(JUNIT, "model.tests")
+    decodes = junit_counts(JUNIT, "sim.tests")
+    return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
+
+
+def mutation_summary() -> tuple[bool, str]:
+    """scripts/mutate.py, then its verdict from the mutate.json it wrote (not an older one)."""
+    started = time.time()
+    ok, status = python_module("scripts.mutate")
+    path = OUT / "mutate.json"
+    if not path.exists() or path.stat().st_mtime < started:
+        return False, f"{status}, no new {rel(path)}"
+    mutants = json.loads(path.read_text())["mutants"]
+    survivors = [m["description"] for m in mutants if not m["caught"]]
+    caught = f"{len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
+    return ok, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+
+
+@dataclass
+class Report:
+    """The report stage: tables, regress.json, plots, coverage. report.md comes at the end."""
+
+    decodes_since: float
+    runs: list[chapter_report.ChapterRun] = field(default_factory=list)
+    plots: list[Path] = field(default_factory=list)
+
+    def build(self) -> tuple[bool, str]:
+        run_dirs = session_runs(JUNIT, self.decodes_since)
+        self.runs = chapter_report.collect_runs(run_dirs)
+        print(chapter_report.terminal_tables(self.runs))
+        REGRESS_JSON.write_text(json.dumps(chapter_report.regress_json(self.runs), indent=1)
+                                + "\n")
+        self.plots = write_plots(self.runs, self.decodes_since)
+        coverage = write_coverage_report(run_dirs, self.decodes_since, "make run")
+        print(f"\nwrote {rel(REGRESS_JSON)}, {rel(coverage)}, {rel(JUNIT)} and "
+              f"{len(self.plots)} plots in {rel(PLOTS)}/")
+        ok = all(run.status == "passed" and run.rule_ok for run in self.runs)
+        verdict = f"{len(self.runs)} decodes passed, rule ok"
+        return ok, verdict if ok else "a decode is missing or failed"
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(REPO_ROOT))
+
+
+def example_b_rows(since: float) -> dict:
+    """Example B's tables, if this job's example B stage wrote them (not an older run)."""
+    path = OUT / "example_b.json"
+    fresh = path.exists() and path.stat().st_mtime >= since
+    return json.loads(path.read_text()) if fresh else {}
+
+
+def write_plots(runs: list[chapter_report.ChapterRun], since: float) -> list[Path]:
+    plots = [report_plots.cycles_plot(runs, PLOTS / "cycles_per_step.png"),
+             report_plots.pages_plot(runs, PLOTS / "pages_per_step.png")]
+    example_b = example_b_rows(since)
+    if example_b:
+        plots += [report_plots.memory_plot(example_b["part1"], PLOTS / "example_b_memory.png"),
+                  report_plots.sharing_plot(example_b["part2"], PLOTS / "example_b_sharing.png")]
+    return plots
+
+
+def example_b_tables(example_b: dict) -> str:
+    """Parts 1 and 2 of example B as Markdown tables."""
+    memory = [[("contiguous" if r["page_size"] is None else f"paged, page = {r['page_size']}"),
+               str(r["requests_held"]), str(r["rows_used"]), str(r["rows_reserved"]),
+               f"{100 * (r['rows_reserved'] - r['rows_used']) / r['rows_reserved']:.1f}%"]
+              for r in example_b["part1"]]
+    sharing = [[str(r["prompt"]), str(r["page"]), str(r["pages_copied"]), str(r["pages_shared"]),
+                f"{100 * (r['pages_copied'] - r['pages_shared']) / r['pages_copied']:.0f}%",
+                str(r["cow_copies"])] for r in example_b["part2"]]
+    return "\n\n".join([
+        chapter_report.markdown_table(
+            ["scheme", "requests held", "rows used", "rows reserved", "wasted"], memory),
+        chapter_report.markdown_table(
+            ["prompt rows", "page", "pages, copied", "pages, shared", "saved", "CoW copies"],
+            sharing)])
+
+
+def stage_rows(stages: list[Stage]) -> list[list[str]]:
+    return [[s.name, "ok" if s.ok else "FAILED", f"{s.seconds:.1f}", s.note] for s in stages]
+
+
+def markdown_report(report: Report, stages: list[Stage], wall: float) -> str:
+    example_b = example_b_rows(report.decodes_since)
+    sections = [
+        "# make run: the chapter's check on Icarus and Verilator",
+        f"## Stages (wall time {wall:.1f} s)",
+        chapter_report.markdown_table(["stage", "result", "seconds", "note"],
+                                      stage_rows(stages)),
+        "## Decodes on the RTL", chapter_report.markdown_tables(report.runs),
+        "## Example B", example_b_tables(example_b) if example_b else "example B did not run",
+        "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
+        f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
+        "coverage: `out/coverage.md`.",
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+# ---- the job ---------------------------------------------------------------------------------
+
+
+def print_stages(stages: list[Stage], wall: float) -> None:
+    print("\n==== time per stage")
+    print(chapter_report.text_table(["stage", "result", "seconds", "note"], stage_rows(stages),
+                                    left=(0, 1, 3)))
+    print(f"make run: wall time {wall:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers")
+    parser.add_argument("--started", type=float, help="when make run began (epoch seconds)")
+    args = parser.parse_args(argv)
+    # Verilator line/toggle coverage belongs in the coverage report: CODE_COVERAGE=0 skips it.
+    os.environ.setdefault("CODE_COVERAGE", "1")
+    began = time.time()
+    stages = [] if args.started is None else [
+        Stage("set-up (make setup)", True, began - args.started)]
+    stages.append(timed("simulator builds", build_simulators))
+    decodes_since = time.time()
+    stages.append(timed("software checks and decodes (pytest-xdist)",
+                        lambda: checks_and_decodes(args.jobs)))
+    stages.append(timed("example A", lambda: python_module("scripts.example_a")))
+    stages.append(timed("example B", lambda: python_module("scripts.example_b")))
+    stages.append(timed("mutation run", mutation_summary))
+    report = Report(decodes_since)
+    stages.append(timed("report", report.build))
+    wall = time.time() - (args.started or began)
+    print_stages(stages, wall)
+    REPORT.write_text(markdown_report(report, stages, wall))
+    print(f"report: {rel(REPORT)}")
+    return 0 if all(stage.ok for stage in stages) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

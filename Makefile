@@ -48,6 +48,7 @@ regress: setup
 bench: setup
 	$(PY) -m scripts.bench_paged
 	$(PY) -m scripts.bench_chip
+	$(PY) -m scripts.bench_tb
 
 ## test: the whole test suite, in parallel on $(JOBS) workers
 test: setup

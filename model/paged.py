@@ -194,6 +194,21 @@ class PageTable:
         for page in released:  # oldest first: the newest freed page is reused first
             self._unref(page)
 
+    def pad_to_page(self, rid: Hashable) -> int:
+        """Append zero rows up to the next page boundary; return how many (0 if already on one).
+
+        Padding a prompt before ``fork`` means no sharer ever writes into the shared
+        tail page, so no copy-on-write copy is made. The padding rows take logical
+        positions like any row: a model reading them must mask them out. Only the
+        first padding row can take a page (a copy, if the tail is shared), so an
+        ``OutOfPages`` leaves the table unchanged.
+        """
+        n_padding = -self._get(rid).length % self.page_size
+        zero_row = np.zeros(self.row_shape, dtype=self.dtype)
+        for _ in range(n_padding):
+            self.append(rid, zero_row)
+        return n_padding
+
     # ---- queries --------------------------------------------------------------------------
 
     def length(self, rid: Hashable) -> int:

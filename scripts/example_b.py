@@ -16,7 +16,6 @@ Run from the repository root: ``python -m scripts.example_b`` or
 
 from __future__ import annotations
 
-import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -29,14 +28,11 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
 
 from model.paged import OutOfPages, PageTable
 from model.tiny_lm import VOCAB
+from model.workloads import MAX_LENGTH, N_REQUESTS, sample_lengths, share_prompt
 from scripts._common import write_json
 from scripts.example_b_part3 import MODEL_SEEDS, STEPS, part3
 
-# Part 1: the sampled request lengths and the pool.
-LENGTH_SEED = 11
-N_REQUESTS = 400
-LOGNORMAL_MU, LOGNORMAL_SIGMA = 5.2, 0.9
-MIN_LENGTH, MAX_LENGTH = 16, 2048  # MAX_LENGTH is what the contiguous scheme must reserve
+# Part 1: the pool (the sampled request lengths are model/workloads.py's).
 POOL_ROWS = 8192
 PAGE_SIZES = (1, 4, 16, 64, 256)
 
@@ -99,13 +95,6 @@ class ServingRow:
 # ---- part 1: memory waste -----------------------------------------------------------------
 
 
-def sample_lengths() -> list[int]:
-    """The chapter's 400 request lengths: long-tailed, clamped to [16, 2048]."""
-    rng = random.Random(LENGTH_SEED)
-    draws = (rng.lognormvariate(LOGNORMAL_MU, LOGNORMAL_SIGMA) for _ in range(N_REQUESTS))
-    return [min(MAX_LENGTH, max(MIN_LENGTH, int(x))) for x in draws]
-
-
 def admit_contiguous(lengths: Sequence[int]) -> WasteRow:
     """Admit requests in order while a full MAX_LENGTH reservation still fits."""
     held = min(len(lengths), POOL_ROWS // MAX_LENGTH)
@@ -166,16 +155,8 @@ def share_prefix(prompt: int, page_size: int) -> SharingRow:
         copied.new(rid)
         for _ in range(prompt + OWN_ROWS):
             copied.append(rid, 0)
-    shared = PageTable(SHARE_POOL_PAGES, page_size)
-    shared.new("prompt")
-    for _ in range(prompt):
-        shared.append("prompt", 0)
-    for rid in range(SHARERS):
-        shared.fork("prompt", rid)
-        for _ in range(OWN_ROWS):
-            shared.append(rid, 0)
-    shared.release("prompt")
-    return SharingRow(prompt, page_size, copied.used(), shared.used(), shared.cow_copies)
+    shared = share_prompt(prompt, page_size, SHARERS, OWN_ROWS, SHARE_POOL_PAGES)
+    return SharingRow(prompt, page_size, copied.used(), shared.pages, shared.cow_copies)
 
 
 def prefix_sharing_rows() -> list[SharingRow]:

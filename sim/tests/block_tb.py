@@ -1,0 +1,166 @@
+"""What the model-checked block tests share: clock and reset, the seed, an SRAM backdoor, timing.
+
+The unit tests (`blocks_<unit>_cocotb.py`) predict each command with the reference machine:
+`predict()` runs one instruction on a `model.machine.Machine` whose scratchpad is the harness's
+SRAM image, so the expected words and event counts come from `model/`, never from arithmetic
+written again in a test. `run_command()` measures a unit's busy cycles (the cycle after its
+command up to and including the cycle its `done` is high: hw/ISA.md's EXEC) from simulation
+time, with one trigger per command, no per-cycle Python.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
+from cocotb.utils import get_sim_time
+
+from model import isa
+from model.isa import ChipConfig, ErrorCode, Instr
+from model.machine import Machine, RunResult
+
+CLOCK_NS = 10
+
+
+def seed() -> str:
+    """The run's seed (cocotb seeds `random` from it), for every failure message."""
+    return os.environ.get("RANDOM_SEED", "(cocotb's own)")
+
+
+def block_rng(dut) -> random.Random:
+    """A generator of its own, drawn from cocotb's seeded `random`; logs the seed once."""
+    dut._log.info("RANDOM_SEED=%s", seed())
+    return random.Random(random.getrandbits(32))
+
+
+def failure(what: str) -> str:
+    """A failure message that names the seed first."""
+    return f"seed {seed()}: {what}"
+
+
+async def start_clock_and_reset(dut, idle_inputs: dict[str, int], cycles: int = 2) -> None:
+    """Start the clock and reset, with the block's inputs at their idle values."""
+    for name, value in idle_inputs.items():
+        getattr(dut, name).value = value
+    Clock(dut.clk, CLOCK_NS, unit="ns").start()
+    dut.rst.value = 1
+    for _ in range(cycles):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)
+
+
+def int8_words(rng: random.Random, count: int) -> np.ndarray:
+    """Operand words: an int8 in the low byte (one in four an extreme), noise above it."""
+    low = [rng.choice((-128, 127)) if rng.random() < 0.25 else rng.randint(-128, 127)
+           for _ in range(count)]
+    noise = [rng.getrandbits(24) << 8 for _ in range(count)]
+    return np.array([(n | (v & 0xFF)) for n, v in zip(noise, low, strict=True)], dtype=np.uint32)
+
+
+def random_layout(rng: random.Random, sizes: list[int], words: int,
+                  at_top: int | None = None) -> list[int]:
+    """Start addresses of non-overlapping regions of `sizes` words in random order and gaps.
+
+    With `at_top = i` region i ends at the top of the memory (`words`); without, the last region
+    does one time in four.
+    """
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    if at_top is not None:
+        order.remove(at_top)
+        order.append(at_top)
+    slack = words - sum(sizes)
+    assert slack >= 0, f"regions of {sizes} words do not fit {words}"
+    cuts = sorted(rng.randint(0, slack) for _ in sizes)
+    if at_top is not None or rng.random() < 0.25:
+        cuts[-1] = slack
+    starts = [0] * len(sizes)
+    placed = 0    # words of the regions before this one
+    for position, index in enumerate(order):
+        starts[index] = cuts[position] + placed
+        placed += sizes[index]
+    return starts
+
+
+# --- the SRAM behind a unit ---------------------------------------------------------------------
+
+
+class SramBackdoor:
+    """The harness's `u_sram.mem`, element by element, and a mirror of what it should hold."""
+
+    def __init__(self, dut, words: int):
+        self.array = dut.u_sram.mem
+        self.mirror = np.zeros(words, dtype=np.uint32)    # sram.v powers up to zero
+
+    def write(self, start: int, values: np.ndarray) -> None:
+        for offset, word in enumerate(np.asarray(values, dtype=np.uint32).tolist()):
+            self.array[start + offset].value = word
+        self.mirror[start:start + len(values)] = values
+
+    def read_all(self) -> np.ndarray:
+        return np.array([int(self.array[i].value) for i in range(self.mirror.size)],
+                        dtype=np.uint32)
+
+
+def first_difference(want: np.ndarray, got: np.ndarray) -> str | None:
+    """The first SRAM word that differs, with both values; None when the images are equal."""
+    differ = np.flatnonzero(want != got)
+    if differ.size == 0:
+        return None
+    address = int(differ[0])
+    return (f"sram[{address}]: model {int(want[address]):#010x}, RTL {int(got[address]):#010x} "
+            f"({differ.size} words differ)")
+
+
+# --- the reference model ------------------------------------------------------------------------
+
+
+def predict(instr: Instr, sram: np.ndarray, cfg: ChipConfig) -> RunResult:
+    """The reference machine's result of `instr` (then HALT) on a scratchpad holding `sram`."""
+    machine = Machine(isa.assemble([instr]), cfg)
+    machine.sram[:] = sram
+    result = machine.run()
+    assert result.error == ErrorCode.OK, failure(f"the test made an illegal {instr}: "
+                                                 f"{result.error.name}")
+    return result
+
+
+# --- running one command ------------------------------------------------------------------------
+
+
+async def run_command(dut, strobe: str, limit: int) -> int:
+    """Raise `strobe` for one cycle, wait for `done`; return the unit's busy cycles.
+
+    The command is sampled at edge E0; cycle 0 is the one after E0. `done` rises just after the
+    edge that starts its cycle X, so the unit was busy for X + 1 cycles. `done` is combinational:
+    a rise counts only if it is still high once the time step settles (Icarus shows zero-time
+    glitches). Checks that `done` falls after one cycle.
+    """
+    getattr(dut, strobe).value = 1
+    await RisingEdge(dut.clk)
+    start = get_sim_time(unit="ns")
+    getattr(dut, strobe).value = 0
+    await settled_rise(dut.done, start + limit * CLOCK_NS, f"{strobe}: done")
+    cycles = int((get_sim_time(unit="ns") - start) // CLOCK_NS) + 1
+    await RisingEdge(dut.clk)
+    await ReadOnly()
+    assert int(dut.done.value) == 0, failure(f"{strobe}: done is high for more than one cycle")
+    await RisingEdge(dut.clk)
+    return cycles
+
+
+async def settled_rise(signal, deadline_ns: float, what: str) -> None:
+    """Wait until `signal` rises and is still high in the ReadOnly phase of that time step."""
+    while True:
+        left = deadline_ns - get_sim_time(unit="ns")
+        watchdog = Timer(max(left, 1), unit="ns")
+        if left <= 0 or await First(RisingEdge(signal), watchdog) is watchdog:
+            raise AssertionError(failure(f"{what} did not rise by {deadline_ns} ns"))
+        await ReadOnly()
+        if int(signal.value):
+            return
+

@@ -1,0 +1,351 @@
+"""The controller, through the whole chip (hw/tb/chip_harness.v), against `model.machine.run`.
+
+Why the whole chip and not the controller's handshakes with unit models: the controller's
+contract (fetch, the error checks, dispatch, the cycle and event counters) is stated by
+hw/ISA.md at the chip's ports, and the reference machine predicts exactly what those show: the
+final external memory, `error`, `error_pc` and every counter. Python unit models would restate
+the units' costs and events, a second copy of the model; the real units are used instead, and
+each has a block test of its own, so a difference here points at the controller or the wiring.
+
+Targeted programs, built with constrained-random operands, run back to back in one simulation
+without a reset between them (so every `start` must clear the status and the counters):
+- for each opcode: LOAD the operands, the instruction, STORE its result, HALT; once with the
+  operand ranges placed at random, then once per range with that range ending exactly at the
+  top of its memory (the largest legal address); and HALT alone;
+- every error code: an illegal opcode (8 .. 255, other fields random) after a legal instruction;
+  BAD_SIZE for every size field of every opcode (zero, k > K_MAX, SOFTMAX len > SM_MAX, and a
+  zero size with a bad address too: the size check comes first); BAD_ADDRESS for every operand
+  range of every opcode (one word over, a few words over, or the largest 16-bit start); a
+  program that runs off the end of external memory without HALT (the fetch check).
+Checked for each: the whole external memory, `error`, `error_pc`, every counter (the counters
+bus, unpacked by `model.machine.Counters.from_packed`), and the cycles from `start` to `done`
+(`cnt_total`, as hw/ISA.md defines `busy`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
+
+from model import isa, machine
+from model.isa import ChipConfig, ErrorCode, Instr, Op
+from model.machine import Counters, RunResult
+from model.randprog import random_mult, random_shift
+from sim.tests.block_tb import (
+    CLOCK_NS,
+    block_rng,
+    failure,
+    int8_words,
+    random_layout,
+    settled_rise,
+)
+
+DATA_BASE = 64           # external words below hold the program (16 instructions at most)
+WATCHDOG_MARGIN = 1000
+
+
+@dataclass
+class Program:
+    """A named program and the data it loads, as one external memory image."""
+
+    name: str
+    instrs: list[Instr]
+    data: list[tuple[int, np.ndarray]] = field(default_factory=list)   # (ext address, words)
+
+    def image(self, cfg: ChipConfig) -> np.ndarray:
+        image = np.zeros(cfg.ext_words, dtype=np.int64)
+        code = [word for instr in self.instrs for word in isa.encode(instr)]
+        image[:len(code)] = code
+        for address, words in self.data:
+            image[address:address + len(words)] = words
+        return image
+
+    def listing(self) -> str:
+        return "\n".join(f"    {4 * i:5d}: {instr}" for i, instr in enumerate(self.instrs[:8]))
+
+
+@dataclass
+class UnitWork:
+    """A legal instruction with the scratchpad ranges it reads and the one it writes."""
+
+    instr: Instr
+    sources: list[tuple[int, int]]     # (sram start, words)
+    result: tuple[int, int]
+
+
+# --- legal instructions, one generator per opcode -----------------------------------------------
+
+
+def with_length(instr: Instr, length: int) -> Instr:
+    return replace(instr, k=length >> 8, n=length & 0xFF)
+
+
+def random_length(rng: random.Random, top: int) -> int:
+    return rng.choice([1, 2, rng.randint(1, 16), rng.randint(1, top)])
+
+
+def legal_matmul(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> UnitWork:
+    edge = 2 * cfg.array_n + 1
+    while True:
+        m, n = rng.randint(1, edge), rng.randint(1, edge)
+        k = rng.choice([1, cfg.k_max, rng.randint(1, cfg.k_max)])
+        if m * k + k * n + m * n <= cfg.sram_words:
+            break
+    a, b, c = random_layout(rng, [m * k, k * n, m * n], cfg.sram_words, at_top)
+    instr = Instr(Op.MATMUL, m=m, k=k, n=n, a=a, b=b, c=c, flags=rng.randint(0, 3),
+                  shift=random_shift(rng), mult=random_mult(rng))
+    return UnitWork(instr, [(a, m * k), (b, k * n)], (c, m * n))
+
+
+def legal_vadd(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> UnitWork:
+    length = random_length(rng, min(300, cfg.sram_words // 3))
+    a, b, c = random_layout(rng, [length] * 3, cfg.sram_words, at_top)
+    if at_top is None and rng.random() < 0.25:
+        c = a                                                  # in place
+    return UnitWork(isa.vadd(a, b, c, length), [(a, length), (b, length)], (c, length))
+
+
+def legal_reduce(op: Op):
+    def generate(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> UnitWork:
+        length = random_length(rng, 300)
+        a, c = random_layout(rng, [length, 1], cfg.sram_words, at_top)
+        make = isa.vmax if op == Op.VMAX else isa.argmax
+        return UnitWork(make(a, c, length), [(a, length)], (c, 1))
+    return generate
+
+
+def legal_softmax(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> UnitWork:
+    # the longest legal length once (its check's boundary), short ones otherwise (36 cycles each)
+    length = cfg.sm_max if at_top is None else rng.choice([1, rng.randint(1, 40)])
+    a, c = random_layout(rng, [length, length], cfg.sram_words, at_top)
+    return UnitWork(isa.softmax(a, c, length), [(a, length)], (c, length))
+
+
+UNIT_WORK = {Op.MATMUL: legal_matmul, Op.VADD: legal_vadd, Op.VMAX: legal_reduce(Op.VMAX),
+             Op.ARGMAX: legal_reduce(Op.ARGMAX), Op.SOFTMAX: legal_softmax}
+
+
+def through_the_unit(rng: random.Random, cfg: ChipConfig, name: str, work: UnitWork,
+                     instr: Instr | None = None) -> Program:
+    """LOAD the sources, run `instr` (default: the work's own), STORE the result, HALT."""
+    sizes = [words for _, words in work.sources] + [work.result[1]]
+    ext = [DATA_BASE + s for s in random_layout(rng, sizes, cfg.ext_words - DATA_BASE)]
+    loads = [isa.load(address, sram, words)
+             for (sram, words), address in zip(work.sources, ext, strict=False)]
+    data = [(address, int8_words(rng, words))
+            for (_, words), address in zip(work.sources, ext, strict=False)]
+    store = isa.store(work.result[0], ext[-1], work.result[1])
+    return Program(name, [*loads, instr or work.instr, store, isa.halt()], data)
+
+
+def dma_work(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> tuple[Instr, Instr]:
+    """A LOAD and a STORE of the same length; `at_top` 0, 1, 2 puts the LOAD's external range,
+    the STORE's, or the scratchpad range at the top of its memory."""
+    length = random_length(rng, 300)
+    ext_top = at_top if at_top in (0, 1) else None
+    ext_in, ext_out = (DATA_BASE + s for s in
+                       random_layout(rng, [length, length], cfg.ext_words - DATA_BASE, ext_top))
+    (sram,) = random_layout(rng, [length], cfg.sram_words, 0 if at_top == 2 else None)
+    return isa.load(ext_in, sram, length), isa.store(sram, ext_out, length)
+
+
+def dma_program(rng: random.Random, cfg: ChipConfig, name: str, at_top: int | None,
+                bad: Instr | None = None) -> Program:
+    """LOAD, then STORE the same words elsewhere (`bad` replaces the STORE when given)."""
+    load, store = dma_work(rng, cfg, at_top)
+    data = [(load.a, int8_words(rng, load.length))]
+    return Program(name, [load, bad or store, isa.halt()], data)
+
+
+RANGES = {Op.MATMUL: ("a", "b", "c"), Op.VADD: ("a", "b", "c"), Op.VMAX: ("a", "c"),
+          Op.ARGMAX: ("a", "c"), Op.SOFTMAX: ("a", "c")}    # the layout order of each UNIT_WORK
+
+
+def legal_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
+    """Each opcode with random ranges, then with each of its ranges ending at the top."""
+    programs = [Program("HALT alone", [isa.halt()])]
+    for at_top, where in ((None, "random ranges"), (0, "LOAD's external range at the top"),
+                          (1, "STORE's external range at the top"),
+                          (2, "scratchpad range at the top")):
+        programs.append(dma_program(rng, cfg, f"LOAD and STORE, {where}", at_top))
+    for op, generate in UNIT_WORK.items():
+        for at_top in (None, *range(len(RANGES[op]))):
+            where = "random ranges" if at_top is None else f"{RANGES[op][at_top]} at the top"
+            work = generate(rng, cfg, at_top)
+            programs.append(through_the_unit(rng, cfg, f"{op.name}, {where}", work))
+    return programs
+
+
+# --- instructions that fail their check ---------------------------------------------------------
+
+
+def operand_ranges(instr: Instr, cfg: ChipConfig) -> list[tuple[str, int, int]]:
+    """(field, words, memory size) of every range the address check covers (hw/ISA.md)."""
+    op, length, sram = Op(instr.op), instr.length, cfg.sram_words
+    if op in (Op.LOAD, Op.STORE):
+        return [("a", length, cfg.ext_words), ("b", length, sram)]
+    if op == Op.MATMUL:
+        return [("a", instr.m * instr.k, sram), ("b", instr.k * instr.n, sram),
+                ("c", instr.m * instr.n, sram)]
+    if op == Op.VADD:
+        return [("a", length, sram), ("b", length, sram), ("c", length, sram)]
+    if op in (Op.VMAX, Op.ARGMAX):
+        return [("a", length, sram), ("c", 1, sram)]
+    return [("a", length, sram), ("c", length, sram)]
+
+
+def bad_addresses(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tuple[str, Instr]]:
+    """One instruction per operand range, that range past the end of its memory."""
+    bad = []
+    for name, words, limit in operand_ranges(instr, cfg):
+        over = rng.choice([1, rng.randint(2, 64)])
+        start = rng.choice([limit - words + over, 0xFFFF])
+        why = f"{name} + {words} = {start + words} > {limit}"
+        bad.append((why, replace(instr, **{name: start})))
+    return bad
+
+
+def bad_sizes(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tuple[str, Instr]]:
+    """Every size field zero or too large; and a zero size with a bad address."""
+    if instr.op == Op.MATMUL:
+        return [("m = 0", replace(instr, m=0)), ("k = 0", replace(instr, k=0)),
+                ("n = 0", replace(instr, n=0)),
+                ("k > K_MAX", replace(instr, k=rng.randint(cfg.k_max + 1, 255))),
+                ("n = 0, a out of range", replace(instr, n=0, a=0xFFFF))]
+    bad = [("len = 0", with_length(instr, 0)),
+           ("len = 0, a out of range", replace(with_length(instr, 0), a=0xFFFF))]
+    if instr.op == Op.SOFTMAX:
+        bad.append(("len > SM_MAX", with_length(instr, rng.randint(cfg.sm_max + 1, 0xFFFF))))
+    return bad
+
+
+def illegal_opcode(rng: random.Random) -> Instr:
+    fields = {name: rng.getrandbits(8) for name in ("m", "k", "n", "flags", "shift")}
+    fields |= {name: rng.getrandbits(16) for name in ("a", "b", "c")}
+    return Instr(rng.randint(len(Op), 255), mult=rng.randint(-(2**31), 2**31 - 1), **fields)
+
+
+def error_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
+    programs = []
+    for index in range(2):
+        work = UNIT_WORK[Op.VMAX](rng, cfg, None)
+        programs.append(through_the_unit(rng, cfg, f"illegal opcode {index}", work,
+                                         illegal_opcode(rng)))
+    load, store = dma_work(rng, cfg, None)
+    for op, instr in ((Op.LOAD, load), (Op.STORE, store)):
+        for why, bad in bad_sizes(rng, instr, cfg) + bad_addresses(rng, instr, cfg):
+            programs.append(dma_program(rng, cfg, f"{op.name}: {why}", None, bad))
+    for op, generate in UNIT_WORK.items():
+        work = generate(rng, cfg, None)
+        for why, bad in bad_sizes(rng, work.instr, cfg) + bad_addresses(rng, work.instr, cfg):
+            programs.append(through_the_unit(rng, cfg, f"{op.name}: {why}", work, bad))
+    # no HALT: the fetch after the last instruction of external memory fails
+    filler = isa.vmax(0, 1, 1)
+    programs.append(Program("runs off the end", [filler] * (cfg.ext_words // isa.WORDS_PER_INSTR)))
+    return programs
+
+
+# --- the chip -----------------------------------------------------------------------------------
+
+
+class Chip:
+    """chip_harness with its clock, its external memory's backdoor and a mirror of it."""
+
+    def __init__(self, dut, cfg: ChipConfig):
+        self.dut = dut
+        self.cfg = cfg
+        self.mirror = np.zeros(cfg.ext_words, dtype=np.uint32)    # ext_mem powers up to zero
+
+    async def reset(self) -> None:
+        dut = self.dut
+        dut.start.value = 0
+        Clock(dut.clk, CLOCK_NS, unit="ns").start()
+        dut.rst.value = 1
+        for _ in range(3):
+            await RisingEdge(dut.clk)
+        dut.rst.value = 0
+        await RisingEdge(dut.clk)
+
+    def load(self, image: np.ndarray) -> None:
+        """Make external memory equal `image`, writing only the words that differ."""
+        image = machine.words(image)
+        for address in np.flatnonzero(image != self.mirror).tolist():
+            self.dut.u_mem.mem[address].value = int(image[address])
+        self.mirror[:] = image
+
+    def read_ext(self) -> np.ndarray:
+        return np.array([int(self.dut.u_mem.mem[i].value) for i in range(self.cfg.ext_words)],
+                        dtype=np.uint32)
+
+    async def run(self, limit: int) -> int:
+        """Pulse start, wait for done; return the cycles from start to done (= busy cycles)."""
+        dut = self.dut
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        began = get_sim_time(unit="ns")
+        dut.start.value = 0
+        await ReadOnly()
+        assert (int(dut.busy.value), int(dut.done.value)) == (1, 0), failure(
+            "busy must rise and done fall in the cycle after start")
+        await settled_rise(dut.done, began + limit * CLOCK_NS, "done")
+        cycles = int((get_sim_time(unit="ns") - began) // CLOCK_NS)
+        assert int(dut.busy.value) == 0, failure("busy and done are both high")
+        await RisingEdge(dut.clk)
+        return cycles
+
+
+def differences(want: RunResult, chip: Chip, cycles: int) -> list[str]:
+    """Every way the chip's status, counters and memory differ from the reference machine's."""
+    dut = chip.dut
+    problems = []
+    status = (int(dut.error.value), int(dut.error_pc.value))
+    if status != (want.error, want.error_pc):
+        problems.append(f"error, error_pc: model {want.error.name} ({int(want.error)}) at "
+                        f"{want.error_pc}, RTL {status[0]} at {status[1]}")
+    got = Counters.from_packed(int(dut.counters.value)).as_dict()
+    problems += [f"{name}: model {value}, RTL {got[name]}"
+                 for name, value in want.counters.as_dict().items() if got[name] != value]
+    if cycles != want.counters.total:
+        problems.append(f"start to done: {cycles} cycles, model cnt_total {want.counters.total}")
+    ext = chip.read_ext()
+    differ = np.flatnonzero(ext != want.ext)
+    if differ.size:
+        address = int(differ[0])
+        problems.append(f"ext[{address}]: model {int(want.ext[address]):#010x}, RTL "
+                        f"{int(ext[address]):#010x} ({differ.size} words differ)")
+    return problems
+
+
+def config_of(dut) -> ChipConfig:
+    return ChipConfig(**{name.lower(): int(getattr(dut, name).value)
+                         for name in ChipConfig().verilog_parameters()})
+
+
+@cocotb.test()
+async def controller_runs_each_opcode_and_stops_on_each_error(dut):
+    """Every opcode, every error code: memory, status and every counter equal the model's."""
+    rng = block_rng(dut)
+    cfg = config_of(dut)
+    chip = Chip(dut, cfg)
+    await chip.reset()
+    programs = legal_programs(rng, cfg) + error_programs(rng, cfg)
+    errors = set()
+    for index, program in enumerate(programs):
+        image = program.image(cfg)
+        want = machine.run(image, cfg)
+        chip.load(image)
+        cycles = await chip.run(want.counters.total + WATCHDOG_MARGIN)
+        problems = differences(want, chip, cycles)
+        assert not problems, failure(
+            f"program {index} ({program.name}) differs from model.machine.run:\n  "
+            + "\n  ".join(problems) + "\n  program:\n" + program.listing())
+        chip.mirror[:] = want.ext
+        errors.add(want.error)
+    assert errors == set(ErrorCode), failure(f"only the error codes {errors} occurred")
+    dut._log.info("%d programs match model.machine.run", len(programs))

@@ -12,6 +12,8 @@ from enum import IntEnum
 
 WORDS_PER_INSTR = 4
 DIV_W = 32
+OPCODE_BITS = 8  # word 0's [31:24]
+ERROR_BITS = 4  # the chip's `error` port
 
 
 class Op(IntEnum):
@@ -25,6 +27,11 @@ class Op(IntEnum):
     SOFTMAX = 0x07
 
 
+# The chip counts instructions per opcode in a table indexed by the opcode's value (ev_ops), so
+# the opcodes are 0 .. N_OPCODES-1: a new instruction takes the next value.
+N_OPCODES = len(Op)
+
+
 class ErrorCode(IntEnum):
     OK = 0
     ILLEGAL_OPCODE = 1
@@ -36,6 +43,18 @@ FLAG_BT = 0x01  # MATMUL: B is stored transposed (n rows of k)
 FLAG_RAW = 0x02  # MATMUL: write the int32 accumulators, no requant
 
 LEN_OPS = frozenset({Op.LOAD, Op.STORE, Op.VADD, Op.VMAX, Op.ARGMAX, Op.SOFTMAX})
+
+
+# The legal range of each Verilog parameter (hw/ISA.md, "Sizes"): ChipConfig refuses others and
+# every RTL module checks its parameters against the same bounds (hw/rtl/chip_defs.vh).
+PARAMETER_RANGES: dict[str, tuple[int, int]] = {
+    "ARRAY_N": (1, 64),  # the systolic array's rows and columns
+    "K_MAX": (2, 255),  # k is an 8-bit field; a tile buffer needs an address bit
+    "SRAM_WORDS": (2, 65536),  # SRAM addresses are 16-bit fields; the SRAM needs an address bit
+    "EXT_WORDS": (4, 65536),  # room for one instruction; external addresses are 16 bits
+    "EXT_LAT": (1, 200),  # FETCH's 8-bit cycle counter counts to EXT_LAT + 3
+    "SM_MAX": (2, 32768),  # the softmax row memory: an address bit, addresses below 2^15
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,12 @@ class ChipConfig:
             "EXT_LAT": self.ext_lat,
             "SM_MAX": self.sm_max,
         }
+
+    def __post_init__(self) -> None:
+        for name, value in self.verilog_parameters().items():
+            low, high = PARAMETER_RANGES[name]
+            if not low <= value <= high:
+                raise ValueError(f"{name}={value} is outside its range {low}..{high}")
 
 
 @dataclass(frozen=True)
@@ -97,7 +122,7 @@ class Instr:
 
 def encode(instr: Instr) -> list[int]:
     """The four 32-bit words of an instruction (hw/ISA.md, "Instruction word")."""
-    _check_field("op", instr.op, 8)
+    _check_field("op", instr.op, OPCODE_BITS)
     for name in ("m", "k", "n", "flags", "shift"):
         _check_field(name, getattr(instr, name), 8)
     for name in ("a", "b", "c"):

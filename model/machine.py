@@ -8,7 +8,9 @@ operation, so it runs far faster than either simulator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from itertools import accumulate
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from model import arith
 from model.isa import (
     FLAG_BT,
     FLAG_RAW,
+    N_OPCODES,
     UNIT_OF,
     WORDS_PER_INSTR,
     ChipConfig,
@@ -30,19 +33,92 @@ from model.isa import (
 WORD_MASK = 0xFFFFFFFF
 
 
-N_OPCODES = len(Op)
-# the RTL's width of each counter (ISA.md, "Counters"): counts wrap modulo 2^width, the two
-# running maxima (sm_max_len, sm_range) never exceed theirs
-COUNTER_WIDTHS = {"total": 32, "dma": 32, "mat": 32, "vec": 32, "sm": 32, "instr": 32, "sat": 32,
-                  "ops": 16, "dma_words": 32, "sm_max_len": 16, "sm_range": 8}
+@dataclass(frozen=True)
+class CounterField:
+    """One counter of the chip's packed `counters` bus (hw/ISA.md, "Counters").
+
+    The list below is the only definition of the bus: the RTL's header (model/rtl_defs.py
+    writes hw/rtl/chip_defs.vh from it) places each field at `lsb`, and the testbench unpacks
+    the bus with `Counters.from_packed`. A per-opcode field holds one count per opcode, opcode
+    i in bits [lsb + width*i +: width].
+    """
+
+    name: str  # the `Counters` field
+    hw_name: str  # the RTL's register name; its macros are the upper-case name (CNT_TOTAL, ..)
+    width: int  # bits of one count: counts wrap modulo 2^width
+    per_opcode: bool = False
+    lsb: int = 0  # the field's lowest bit in the bus
+
+    @property
+    def count(self) -> int:
+        return N_OPCODES if self.per_opcode else 1
+
+    @property
+    def bits(self) -> int:
+        return self.width * self.count
+
+    def unpack(self, bus: int) -> int | tuple[int, ...]:
+        """This field's value in `bus`: an int, or one int per opcode."""
+        counts = _split(bus >> self.lsb, self.width, self.count)
+        return counts if self.per_opcode else counts[0]
+
+    def digits(self, bus_text: str) -> str:
+        """This field's part of the bus's value written in binary, top bit first (as a
+        simulator prints it, X and Z included)."""
+        end = len(bus_text) - self.lsb
+        return bus_text[end - self.bits : end]
+
+    def pack(self, value: int | Sequence[int]) -> int:
+        """`value` placed at this field's bits (each count reduced modulo 2^width)."""
+        counts = value if self.per_opcode else (value,)
+        return _join(counts, self.width) << self.lsb
+
+
+def _split(value: int, width: int, count: int) -> tuple[int, ...]:
+    mask = (1 << width) - 1
+    return tuple((value >> (width * i)) & mask for i in range(count))
+
+
+def _join(counts: Sequence[int], width: int) -> int:
+    mask = (1 << width) - 1
+    return sum((int(c) & mask) << (width * i) for i, c in enumerate(counts))
+
+
+def _laid_out(fields: Sequence[CounterField]) -> tuple[CounterField, ...]:
+    """The fields placed one after the other, the first at bit 0."""
+    offsets = accumulate((f.bits for f in fields[:-1]), initial=0)
+    return tuple(replace(f, lsb=lsb) for f, lsb in zip(fields, offsets, strict=True))
+
+
+# ISA.md's order, which is also the bus's from bit 0 up; adding a counter is one line here (and
+# its logic in hw/rtl/controller.v), then `python -m model.rtl_defs`
+COUNTER_FIELDS: tuple[CounterField, ...] = _laid_out((
+    CounterField("total", "cnt_total", 32),
+    CounterField("dma", "cnt_dma", 32),
+    CounterField("mat", "cnt_mat", 32),
+    CounterField("vec", "cnt_vec", 32),
+    CounterField("sm", "cnt_sm", 32),
+    CounterField("instr", "ev_instr", 32),
+    CounterField("sat", "ev_sat", 32),
+    CounterField("ops", "ev_ops", 16, per_opcode=True),
+    CounterField("dma_words", "ev_dma_words", 32),
+    CounterField("sm_max_len", "ev_sm_max_len", 16),
+    CounterField("sm_range", "ev_sm_range", 8),
+))
+COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
+# the RTL's width of each count: counts wrap modulo 2^width, the two running maxima
+# (sm_max_len, sm_range) never exceed theirs
+COUNTER_WIDTHS = {f.name: f.width for f in COUNTER_FIELDS}
+_OPS = next(f for f in COUNTER_FIELDS if f.name == "ops")
 
 
 @dataclass
 class Counters:
     """What the chip reports after done: five cycle counters and the event counters.
 
-    Field order is ISA.md's ("Counters"): cnt_total .. cnt_sm, ev_instr, ev_sat, then ev_ops
-    (one count per opcode, HALT first), ev_dma_words, ev_sm_max_len, ev_sm_range.
+    Field order is ISA.md's ("Counters") and COUNTER_FIELDS's: cnt_total .. cnt_sm, ev_instr,
+    ev_sat, then ev_ops (one count per opcode, HALT first), ev_dma_words, ev_sm_max_len,
+    ev_sm_range.
     """
 
     total: int = 0
@@ -72,15 +148,13 @@ class Counters:
                 for f in fields(self)}
 
     @classmethod
-    def from_ports(cls, ports: dict[str, int]) -> Counters:
-        """From the chip's port values by port name (cnt_*, ev_*): ev_ops is the packed vector."""
-        packed = ports["ev_ops"]
-        return cls(
-            total=ports["cnt_total"], dma=ports["cnt_dma"], mat=ports["cnt_mat"],
-            vec=ports["cnt_vec"], sm=ports["cnt_sm"], instr=ports["ev_instr"],
-            sat=ports["ev_sat"], ops=unpack_ops(packed), dma_words=ports["ev_dma_words"],
-            sm_max_len=ports["ev_sm_max_len"], sm_range=ports["ev_sm_range"],
-        )
+    def from_packed(cls, bus: int) -> Counters:
+        """From the value of the chip's `counters` bus."""
+        return cls(**{f.name: f.unpack(bus) for f in COUNTER_FIELDS})
+
+    def packed(self) -> int:
+        """The value the chip's `counters` bus shows for these counts."""
+        return sum(f.pack(getattr(self, f.name)) for f in COUNTER_FIELDS)
 
     def wrapped(self) -> None:
         """Reduce every counter modulo 2^width, as the RTL's registers hold them."""
@@ -91,13 +165,20 @@ class Counters:
                     else value & mask)
 
 
+def counter_fields_at(bits: Iterable[int]) -> list[CounterField]:
+    """The counters that hold any of these bus bits, in bus order."""
+    wanted = set(bits)
+    return [f for f in COUNTER_FIELDS if any(f.lsb <= bit < f.lsb + f.bits for bit in wanted)]
+
+
 def unpack_ops(packed: int) -> tuple[int, ...]:
-    """ev_ops's 128 bits as per-opcode counts: opcode i in bits [16i+15:16i]."""
-    return tuple((packed >> (16 * i)) & 0xFFFF for i in range(N_OPCODES))
+    """ev_ops on its own as per-opcode counts: opcode i in bits [16i+15:16i]."""
+    return _split(packed, _OPS.width, _OPS.count)
 
 
-def pack_ops(ops) -> int:
-    return sum((int(count) & 0xFFFF) << (16 * i) for i, count in enumerate(ops))
+def pack_ops(ops: Sequence[int]) -> int:
+    """The inverse of `unpack_ops`."""
+    return _join(ops, _OPS.width)
 
 
 @dataclass

@@ -2,28 +2,38 @@
 
 `write_records()` turns (memory image, prediction) pairs into the hex file `hw/tb/replay_tb.v`
 reads (its header documents the format); `build_replay()` compiles the testbench once per
-simulator; `run_replay()` runs it and returns the PASS/FAIL line with the per-record counters.
+simulator; `run_replay()` runs it and reads its result. The testbench prints key=value lines
+(a `mismatch` line per differing record, one `result` line last); the counters bus travels
+packed both ways, and the differing counters are named here, from the model's layout.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from model.isa import ChipConfig
-from model.machine import RunResult
+from model.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
 from sim import toolchain
-from sim.runner import BUILD_ROOT, TB_DIR, BuildFailed, locked, rtl_sources, up_to_date
+from sim.runner import (
+    BUILD_ROOT,
+    TB_DIR,
+    BuildFailed,
+    include_dirs,
+    locked,
+    rtl_sources,
+    up_to_date,
+)
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421
 HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "ext_mem.v"]
+COUNTER_WORDS = -(-COUNTERS_W // 32)  # the counters bus in 32-bit words (replay_tb.v's too)
 
 
 @dataclass(frozen=True)
@@ -37,11 +47,29 @@ class Record:
 
 @dataclass
 class ReplayResult:
-    passed: bool
-    summary: str  # the testbench's last line
-    total_cycles: int
-    seconds: float
-    output: str
+    """The testbench's verdict, read from its result line and its mismatch lines."""
+
+    status: str  # "pass", "fail", "error" (the record file could not be read), or "none"
+    records: int  # records run
+    failed: int  # records that differed
+    total_cycles: int  # the sum of the records' cnt_total
+    mismatches: list[str] = field(default_factory=list)  # per differing record, in words
+    error: str = ""  # with status "error": why
+    seconds: float = 0.0
+    output: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @property
+    def summary(self) -> str:
+        """One line for a person: the verdict, and the first difference if any."""
+        if self.status in ("pass", "fail"):
+            line = (f"{self.status.upper()}: {self.failed} of {self.records} records differ, "
+                    f"{self.total_cycles} cycles in total")
+            return f"{line}; {self.mismatches[0]}" if self.mismatches else line
+        return f"ERROR: {self.error}"
 
 
 def _segments(image: np.ndarray) -> list[tuple[int, np.ndarray]]:
@@ -55,7 +83,7 @@ def _segments(image: np.ndarray) -> list[tuple[int, np.ndarray]]:
 
 
 def record_words(record: Record) -> list[int]:
-    """One record in replay_tb.v's format: image segments, checked segments, 20 status words."""
+    """One record in replay_tb.v's format: image segments, checked segments, the status."""
     image = np.asarray(record.image, dtype=np.int64) & 0xFFFFFFFF
     segments = _segments(image)
     words: list[int] = [len(segments)]
@@ -64,10 +92,9 @@ def record_words(record: Record) -> list[int]:
     words.append(len(record.checked))
     for address, count in record.checked:
         words += [address, count, *record.expected.ext[address : address + count].tolist()]
-    c = record.expected.counters
+    bus = record.expected.counters.packed()
     words += [int(record.expected.error), record.expected.error_pc,
-              c.total, c.dma, c.mat, c.vec, c.sm, c.instr, c.sat,
-              *c.ops, c.dma_words, c.sm_max_len, c.sm_range]
+              *((bus >> (32 * i)) & 0xFFFFFFFF for i in range(COUNTER_WORDS))]
     return words
 
 
@@ -102,14 +129,16 @@ def build_replay(sim: str, cfg: ChipConfig | None = None) -> Path:
 
 def _build_command(sim, params, sources, build_dir, target) -> list[str]:
     files = [str(s) for s in sources]
+    includes = [f"-I{folder}" for folder in include_dirs(sources)]
     if sim == "icarus":
         overrides = [f"-Preplay_tb.{k}={v}" for k, v in params.items()]
-        return ["iverilog", "-g2012", "-s", "replay_tb", "-o", str(target), *overrides, *files]
+        return ["iverilog", "-g2012", "-s", "replay_tb", "-o", str(target), *includes,
+                *overrides, *files]
     overrides = [f"-G{k}={v}" for k, v in params.items()]
     # --timing runs the testbench's delays as C++20 coroutines: g++ 12 needs the standard named
     return ["verilator", "--binary", "--timing", "-CFLAGS", "-std=c++20", "-Wno-fatal",
-            "--top-module", "replay_tb",
-            "-Mdir", str(build_dir), "-j", "2", *overrides, *files]
+            "--top-module", "replay_tb", "-Mdir", str(build_dir), "-j", "2", *includes,
+            *overrides, *files]
 
 
 def _run_build(command: list[str], build_dir: Path) -> None:
@@ -122,22 +151,73 @@ def _run_build(command: list[str], build_dir: Path) -> None:
 
 def run_replay(sim: str, records_file: Path, cfg: ChipConfig | None = None,
                timeout_s: float = 1800) -> ReplayResult:
-    """Run the replay testbench on a records file and parse its verdict."""
+    """Run the replay testbench on a records file and read its verdict."""
     target = build_replay(sim, cfg)
     command = (["vvp", "-n", str(target)] if sim == "icarus" else [str(target)])
     command.append(f"+records={records_file}")
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
                           cwd=records_file.parent)
-    seconds = time.perf_counter() - started
-    output = done.stdout + done.stderr
-    verdicts = [line for line in output.splitlines() if line.startswith(("PASS:", "FAIL:"))]
-    summary = verdicts[-1] if verdicts else f"no verdict (exit {done.returncode})"
-    match = re.search(r"(\d+) cycles in total", summary)
-    return ReplayResult(
-        passed=summary.startswith("PASS:") and done.returncode == 0,
-        summary=summary,
-        total_cycles=int(match.group(1)) if match else 0,
-        seconds=seconds,
-        output=output,
-    )
+    result = parse_output(done.stdout)
+    result.seconds = time.perf_counter() - started
+    result.output = done.stdout + done.stderr
+    if done.returncode != 0 and result.passed:
+        result.status, result.error = "error", f"the simulator exited with {done.returncode}"
+    return result
+
+
+def parse_output(text: str) -> ReplayResult:
+    """The testbench's lines (replay_tb.v's header lists them) as a ReplayResult."""
+    result = ReplayResult(status="none", records=0, failed=0, total_cycles=0,
+                          error="the testbench printed no result line")
+    for line in text.splitlines():
+        kind, *pairs = line.split() or [""]
+        values = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+        if kind == "mismatch":
+            result.mismatches.append(describe_mismatch(values))
+        elif kind == "result":
+            result.status = values["status"]
+            result.records = int(values.get("records", 0))
+            result.failed = int(values.get("failed", 0))
+            result.total_cycles = int(values.get("cycles", 0))
+            result.error = _error_text(values) if result.status == "error" else ""
+    return result
+
+
+def _error_text(values: dict[str, str]) -> str:
+    reason = values.get("reason", "?")
+    if reason == "malformed":
+        return (f"the record file is malformed near word {values.get('word')} "
+                f"(record {values.get('record')})")
+    return {"cannot-open": "cannot open the record file",
+            "bad-magic": "the record file does not start with the magic word"}.get(reason, reason)
+
+
+def describe_mismatch(values: dict[str, str]) -> str:
+    """A mismatch line in words: what differs, each counter by its name."""
+    problems = []
+    if values["timeout"] == "1":
+        problems.append("no done within the watchdog")
+    if values["memory_diffs"] != "0":
+        problems.append(f"{values['memory_diffs']} memory words differ, first "
+                        f"ext[{values['first_address']}] expected 0x{values['memory_want']} "
+                        f"got 0x{values['memory_got']}")
+    for name in ("error", "error_pc"):
+        if values[f"{name}_want"] != values[f"{name}_got"]:
+            problems.append(f"{name} expected {values[f'{name}_want']} "
+                            f"got {values[f'{name}_got']}")
+    problems += _counter_differences(values["counters_want"], values["counters_got"])
+    return f"record {values['record']}: " + "; ".join(problems)
+
+
+def _counter_differences(want_hex: str, got_hex: str) -> list[str]:
+    try:
+        got_bus = int(got_hex, 16)
+    except ValueError:  # x or z digits (Icarus): name the counters that hold them
+        unknown = [4 * (len(got_hex) - 1 - i) + b for i, digit in enumerate(got_hex)
+                   if digit not in "0123456789abcdefABCDEF" for b in range(4)]
+        return [f"X or Z bits in {', '.join(f.hw_name for f in counter_fields_at(unknown))}"]
+    want = Counters.from_packed(int(want_hex, 16)).as_dict()
+    got = Counters.from_packed(got_bus).as_dict()
+    return [f"counter {name} expected {want[name]} got {got[name]}"
+            for name in want if want[name] != got[name]]

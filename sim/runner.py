@@ -94,6 +94,20 @@ def rtl_sources() -> list[Path]:
     return sorted(RTL_DIR.glob("*.v"))
 
 
+def include_dirs(sources: Sequence[Path]) -> list[Path]:
+    """The folders of the sources, searched by `include.
+
+    The RTL includes hw/rtl/chip_defs.vh: searching the sources' own folders finds it, and a
+    broken copy of hw/ (a negative test's) finds the copy's.
+    """
+    return sorted({Path(s).parent for s in sources})
+
+
+def headers(sources: Sequence[Path]) -> list[Path]:
+    """The headers a build may include (hw/rtl/chip_defs.vh): a change to one rebuilds."""
+    return [h for folder in include_dirs(sources) for h in sorted(folder.glob("*.vh"))]
+
+
 def build(
     sim: str,
     toplevel: str,
@@ -169,6 +183,7 @@ def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build
         get_runner(sim).build(
             sources=list(sources),
             hdl_toplevel=toplevel,
+            includes=include_dirs(sources),
             parameters=parameters,
             defines=defines,
             build_args=build_args,
@@ -186,10 +201,11 @@ def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build
 
 
 def up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:
+    """Whether the build stamped `stamp` is newer than every source and header it read."""
     if not stamp.exists():
         return False
     built = stamp.stat().st_mtime
-    return all(s.stat().st_mtime <= built for s in sources)
+    return all(s.stat().st_mtime <= built for s in [*sources, *headers(sources)])
 
 
 @contextmanager

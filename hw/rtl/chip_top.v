@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // chip_top: the int8 LLM accelerator (hw/ISA.md).
 //
 // The controller fetches and checks instructions and hands each one to its unit: the DMA
@@ -6,12 +7,12 @@
 // unit (SOFTMAX). One unit runs at a time, so the SRAM ports and the external memory port are
 // plain multiplexers on the controller's unit selects.
 module chip_top #(
-    parameter ARRAY_N    = 4,        // the systolic array is ARRAY_N x ARRAY_N
-    parameter K_MAX      = 64,       // the longest MATMUL reduction
-    parameter SRAM_WORDS = 4096,     // on-chip scratchpad, 32-bit words
-    parameter EXT_WORDS  = 16384,    // external words the chip may address
-    parameter EXT_LAT    = 2,        // external read latency in cycles (>= 1), fixed
-    parameter SM_MAX     = 256       // the longest SOFTMAX vector
+    parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // the systolic array is ARRAY_N x ARRAY_N
+    parameter K_MAX      = `K_MAX_DEFAULT,         // the longest MATMUL reduction
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // on-chip scratchpad, 32-bit words
+    parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external words the chip may address
+    parameter EXT_LAT    = `EXT_LAT_DEFAULT,       // external read latency in cycles, fixed
+    parameter SM_MAX     = `SM_MAX_DEFAULT         // the longest SOFTMAX vector
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -20,7 +21,7 @@ module chip_top #(
     input  wire        start,
     output wire        busy,
     output wire        done,
-    output wire [3:0]  error,
+    output wire [`ERROR_W-1:0] error,
     output wire [15:0] error_pc,
 
     // external memory
@@ -31,18 +32,8 @@ module chip_top #(
     input  wire        mem_rvalid,
     input  wire [31:0] mem_rdata,
 
-    // counters
-    output wire [31:0] cnt_total,
-    output wire [31:0] cnt_dma,
-    output wire [31:0] cnt_mat,
-    output wire [31:0] cnt_vec,
-    output wire [31:0] cnt_sm,
-    output wire [31:0] ev_instr,
-    output wire [31:0] ev_sat,
-    output wire [127:0] ev_ops,        // per opcode i, bits [16i+15:16i]
-    output wire [31:0] ev_dma_words,
-    output wire [15:0] ev_sm_max_len,
-    output wire [7:0]  ev_sm_range
+    // the counters (hw/ISA.md, "Counters"): counter X at counters[`X] (chip_defs.vh)
+    output wire [`COUNTERS_W-1:0] counters
 );
 
 localparam SRAM_AW = $clog2(SRAM_WORDS);    // SRAM address width
@@ -108,17 +99,7 @@ controller #(
     .dma_word   (sel_dma && (dma_we || dma_mem_we)),    // one write per word: SRAM (LOAD), ext (STORE)
     .sm_exp_valid (sm_exp_valid),
     .sm_exp_index (sm_exp_index),
-    .cnt_total  (cnt_total),
-    .cnt_dma    (cnt_dma),
-    .cnt_mat    (cnt_mat),
-    .cnt_vec    (cnt_vec),
-    .cnt_sm     (cnt_sm),
-    .ev_instr   (ev_instr),
-    .ev_sat     (ev_sat),
-    .ev_ops        (ev_ops),
-    .ev_dma_words  (ev_dma_words),
-    .ev_sm_max_len (ev_sm_max_len),
-    .ev_sm_range   (ev_sm_range)
+    .counters   (counters)
 );
 
 // ---------------------------------------------------------------------------------------------

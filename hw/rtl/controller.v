@@ -1,7 +1,10 @@
 `default_nettype none
+`include "chip_defs.vh"
 // controller: fetches, checks and dispatches one instruction at a time, and keeps the counters
 // (hw/ISA.md, "Counters"): the cycle counters from its own state and unit selects, the event
-// counters from what it checks and from the events the units report.
+// counters from what it checks and from the events the units report. Each counter is a register
+// of its own (cnt_total .. ev_sm_range, as in hw/ISA.md), brought out at its place in the one
+// `counters` bus that chip_defs.vh lays out.
 //
 // Per instruction (hw/ISA.md, "Cycle costs"):
 //   FETCH  4 + EXT_LAT cycles: the four words are requested in cycles 0..3 and arrive in cycles
@@ -11,11 +14,11 @@
 //   EXEC   the unit's cycles, ending with the cycle in which the unit raises its `done`
 // The instruction register is held during EXEC: the units read their operand fields from it.
 module controller #(
-    parameter EXT_LAT    = 2,        // external read latency in cycles (>= 1)
-    parameter EXT_WORDS  = 16384,    // external words the chip may address
-    parameter SRAM_WORDS = 4096,     // SRAM words
-    parameter K_MAX      = 64,       // the longest MATMUL reduction
-    parameter SM_MAX     = 256       // the longest SOFTMAX vector
+    parameter EXT_LAT    = `EXT_LAT_DEFAULT,       // external read latency in cycles
+    parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external words the chip may address
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
+    parameter K_MAX      = `K_MAX_DEFAULT,         // the longest MATMUL reduction
+    parameter SM_MAX     = `SM_MAX_DEFAULT         // the longest SOFTMAX vector
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -24,7 +27,7 @@ module controller #(
     input  wire        start,        // one cycle while idle: run from external address 0
     output wire        busy,
     output wire        done,
-    output reg  [3:0]  error,
+    output reg  [`ERROR_W-1:0] error,
     output reg  [15:0] error_pc,
 
     // external memory, instruction fetch side (the DMA owns the port during EXEC)
@@ -63,39 +66,9 @@ module controller #(
     input  wire        sm_exp_valid, // the softmax unit looked up the exp table this cycle
     input  wire [7:0]  sm_exp_index, // .. at this index (max - x)
 
-    // counters, cleared by start
-    output reg  [31:0] cnt_total,
-    output reg  [31:0] cnt_dma,
-    output reg  [31:0] cnt_mat,
-    output reg  [31:0] cnt_vec,
-    output reg  [31:0] cnt_sm,
-    output reg  [31:0] ev_instr,
-    output reg  [31:0] ev_sat,
-    output reg  [127:0] ev_ops,      // per opcode i, bits [16i+15:16i]: instructions that passed
-    output reg  [31:0] ev_dma_words,
-    output reg  [15:0] ev_sm_max_len,
-    output reg  [7:0]  ev_sm_range
+    // the counters (hw/ISA.md, "Counters"), cleared by start: counter X at counters[`X]
+    output wire [`COUNTERS_W-1:0] counters
 );
-
-localparam [7:0] OP_HALT    = 8'h00;
-localparam [7:0] OP_LOAD    = 8'h01;
-localparam [7:0] OP_STORE   = 8'h02;
-localparam [7:0] OP_MATMUL  = 8'h03;
-localparam [7:0] OP_VADD    = 8'h04;
-localparam [7:0] OP_VMAX    = 8'h05;
-localparam [7:0] OP_ARGMAX  = 8'h06;
-localparam [7:0] OP_SOFTMAX = 8'h07;
-
-localparam [3:0] ERR_OK             = 4'd0;
-localparam [3:0] ERR_ILLEGAL_OPCODE = 4'd1;
-localparam [3:0] ERR_BAD_ADDRESS    = 4'd2;
-localparam [3:0] ERR_BAD_SIZE       = 4'd3;
-
-localparam [2:0] S_IDLE  = 3'd0;     // after reset
-localparam [2:0] S_FETCH = 3'd1;
-localparam [2:0] S_CHECK = 3'd2;
-localparam [2:0] S_EXEC  = 3'd3;
-localparam [2:0] S_DONE  = 3'd4;     // the run has stopped
 
 localparam [7:0]  FETCH_LAST = EXT_LAT[7:0] + 8'd3;    // last cycle of FETCH
 localparam [31:0] EXT_LIMIT  = EXT_WORDS[31:0];     // the memory sizes, as 32-bit operands
@@ -104,15 +77,14 @@ localparam [31:0] K_LIMIT    = K_MAX[31:0];
 localparam [31:0] SM_LIMIT   = SM_MAX[31:0];
 
 initial begin
-    if (EXT_LAT < 1 || EXT_LAT > 200 || EXT_WORDS < 4 || EXT_WORDS > 65536 ||
-        SRAM_WORDS > 65536 || K_MAX < 1 || K_MAX > 255 || SM_MAX < 1 || SM_MAX > 65535) begin
-        $display("controller: bad parameters EXT_LAT=%0d EXT_WORDS=%0d SRAM_WORDS=%0d K_MAX=%0d SM_MAX=%0d",
-                 EXT_LAT, EXT_WORDS, SRAM_WORDS, K_MAX, SM_MAX);
-        $finish;
-    end
+    `CHECK_RANGE("EXT_LAT", EXT_LAT, `EXT_LAT_LO, `EXT_LAT_HI)
+    `CHECK_RANGE("EXT_WORDS", EXT_WORDS, `EXT_WORDS_LO, `EXT_WORDS_HI)
+    `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
+    `CHECK_RANGE("K_MAX", K_MAX, `K_MAX_LO, `K_MAX_HI)
+    `CHECK_RANGE("SM_MAX", SM_MAX, `SM_MAX_LO, `SM_MAX_HI)
 end
 
-reg [2:0]   state_reg;
+reg [`CTL_STATE_W-1:0] state_reg;
 reg [7:0]   fcnt_reg;       // FETCH: cycle number
 reg [16:0]  pc_reg;         // address of the current instruction (17 bits: pc + 4 may be 65536)
 reg [127:0] ir_reg;         // the instruction: word 0 in [31:0] .. word 3 in [127:96]
@@ -125,7 +97,7 @@ wire [31:0] w1 = ir_reg[63:32];
 wire [31:0] w2 = ir_reg[95:64];
 wire [31:0] w3 = ir_reg[127:96];
 
-wire [7:0] opcode = w0[31:24];
+wire [`OPCODE_W-1:0] opcode = w0[31:24];
 
 assign op_m     = w0[23:16];
 assign op_k     = w0[15:8];
@@ -172,25 +144,25 @@ always @* begin
     size_bad = 1'b0;
     addr_bad = 1'b0;
     case (opcode)
-        OP_HALT: begin
+        `OP_HALT: begin
         end
-        OP_LOAD, OP_STORE: begin
+        `OP_LOAD, `OP_STORE: begin
             size_bad = len_zero;
             addr_bad = ext_bad || b_len_bad;
         end
-        OP_MATMUL: begin
+        `OP_MATMUL: begin
             size_bad = mm_size_bad;
             addr_bad = mm_addr_bad;
         end
-        OP_VADD: begin
+        `OP_VADD: begin
             size_bad = len_zero;
             addr_bad = a_len_bad || b_len_bad || c_len_bad;
         end
-        OP_VMAX, OP_ARGMAX: begin
+        `OP_VMAX, `OP_ARGMAX: begin
             size_bad = len_zero;
             addr_bad = a_len_bad || c_one_bad;
         end
-        OP_SOFTMAX: begin
+        `OP_SOFTMAX: begin
             size_bad = len_zero || (len_32 > SM_LIMIT);
             addr_bad = a_len_bad || c_len_bad;
         end
@@ -200,95 +172,94 @@ always @* begin
     endcase
 end
 
-wire [3:0] check_code = !fetch_ok ? ERR_BAD_ADDRESS    :
-                        !legal    ? ERR_ILLEGAL_OPCODE :
-                        size_bad  ? ERR_BAD_SIZE       :
-                        addr_bad  ? ERR_BAD_ADDRESS    :
-                                    ERR_OK;
+wire [`ERROR_W-1:0] check_code = !fetch_ok ? `ERR_BAD_ADDRESS    :
+                                 !legal    ? `ERR_ILLEGAL_OPCODE :
+                                 size_bad  ? `ERR_BAD_SIZE       :
+                                 addr_bad  ? `ERR_BAD_ADDRESS    :
+                                             `ERR_OK;
 
-wire checking = (state_reg == S_CHECK);
-wire passes   = checking && (check_code == ERR_OK);
-wire stopping = checking && ((check_code != ERR_OK) || (opcode == OP_HALT));
-wire launch   = passes && (opcode != OP_HALT);
+wire checking = (state_reg == `CTL_CHECK);
+wire passes   = checking && (check_code == `ERR_OK);
+wire stopping = checking && ((check_code != `ERR_OK) || (opcode == `OP_HALT));
+wire launch   = passes && (opcode != `OP_HALT);
 
 // ---------------------------------------------------------------------------------------------
 // fetch, dispatch, status
 
-wire fetching = (state_reg == S_FETCH);
-wire in_exec  = (state_reg == S_EXEC);
+wire fetching = (state_reg == `CTL_FETCH);
+wire in_exec  = (state_reg == `CTL_EXEC);
 wire [16:0] fetch_addr = pc_reg + {9'd0, fcnt_reg};
 
 assign busy     = fetching || checking || in_exec;
-assign done     = (state_reg == S_DONE);
+assign done     = (state_reg == `CTL_DONE);
 assign mem_req  = fetching && fetch_ok && (fcnt_reg < 8'd4);
 assign mem_addr = fetch_addr[15:0];
 
-assign go_load    = launch && (opcode == OP_LOAD);
-assign go_store   = launch && (opcode == OP_STORE);
-assign go_matmul  = launch && (opcode == OP_MATMUL);
-assign go_vadd    = launch && (opcode == OP_VADD);
-assign go_vmax    = launch && (opcode == OP_VMAX);
-assign go_argmax  = launch && (opcode == OP_ARGMAX);
-assign go_softmax = launch && (opcode == OP_SOFTMAX);
+assign go_load    = launch && (opcode == `OP_LOAD);
+assign go_store   = launch && (opcode == `OP_STORE);
+assign go_matmul  = launch && (opcode == `OP_MATMUL);
+assign go_vadd    = launch && (opcode == `OP_VADD);
+assign go_vmax    = launch && (opcode == `OP_VMAX);
+assign go_argmax  = launch && (opcode == `OP_ARGMAX);
+assign go_softmax = launch && (opcode == `OP_SOFTMAX);
 
-assign sel_dma = in_exec && ((opcode == OP_LOAD) || (opcode == OP_STORE));
-assign sel_mat = in_exec && (opcode == OP_MATMUL);
-assign sel_vec = in_exec && ((opcode == OP_VADD) || (opcode == OP_VMAX) || (opcode == OP_ARGMAX));
-assign sel_sm  = in_exec && (opcode == OP_SOFTMAX);
+assign sel_dma = in_exec && ((opcode == `OP_LOAD) || (opcode == `OP_STORE));
+assign sel_mat = in_exec && (opcode == `OP_MATMUL);
+assign sel_vec = in_exec && ((opcode == `OP_VADD) || (opcode == `OP_VMAX) ||
+                              (opcode == `OP_ARGMAX));
+assign sel_sm  = in_exec && (opcode == `OP_SOFTMAX);
 
-// the event counters' per-opcode slice: opcode * 16 (an instruction that passes is legal, < 8)
-wire [6:0] ops_base  = {opcode[2:0], 4'd0};
-wire       sm_finish = sel_sm && unit_done;    // the softmax unit's last cycle
+wire sm_finish = sel_sm && unit_done;    // the softmax unit's last cycle
 
-wire idle     = (state_reg == S_IDLE) || (state_reg == S_DONE);
+wire idle     = (state_reg == `CTL_IDLE) || (state_reg == `CTL_DONE);
 wire starting = idle && start;
 
 always @(posedge clk) begin
     if (rst) begin
-        state_reg <= S_IDLE;
+        state_reg <= `CTL_IDLE;
         fcnt_reg  <= 8'd0;
         pc_reg    <= 17'd0;
         ir_reg    <= 128'd0;
-        error     <= ERR_OK;
+        error     <= `ERR_OK;
         error_pc  <= 16'd0;
     end else begin
         case (state_reg)
-            S_IDLE, S_DONE: begin
+            `CTL_IDLE, `CTL_DONE: begin
                 if (start) begin
-                    state_reg <= S_FETCH;
+                    state_reg <= `CTL_FETCH;
                     fcnt_reg  <= 8'd0;
                     pc_reg    <= 17'd0;
-                    error     <= ERR_OK;
+                    error     <= `ERR_OK;
                     error_pc  <= 16'd0;
                 end
             end
-            S_FETCH: begin
+            `CTL_FETCH: begin
                 if (mem_rvalid) begin
                     ir_reg <= {mem_rdata, ir_reg[127:32]};
                 end
                 fcnt_reg <= fcnt_reg + 8'd1;
                 if (fcnt_reg == FETCH_LAST) begin
-                    state_reg <= S_CHECK;
+                    state_reg <= `CTL_CHECK;
                 end
             end
-            S_CHECK: begin
+            `CTL_CHECK: begin
                 if (stopping) begin
-                    state_reg <= S_DONE;
+                    state_reg <= `CTL_DONE;
                     error     <= check_code;
                     error_pc  <= pc_reg[15:0];
                 end else begin
-                    state_reg <= S_EXEC;
+                    state_reg <= `CTL_EXEC;
                 end
             end
-            S_EXEC: begin
+            `CTL_EXEC: begin
                 if (unit_done) begin
-                    state_reg <= S_FETCH;
+                    state_reg <= `CTL_FETCH;
                     fcnt_reg  <= 8'd0;
                     pc_reg    <= pc_reg + 17'd4;
                 end
             end
             default: begin
-                state_reg <= S_IDLE;
+                state_reg <= `CTL_IDLE;
             end
         endcase
     end
@@ -297,44 +268,75 @@ end
 // ---------------------------------------------------------------------------------------------
 // counters
 
+reg [`CNT_TOTAL_W-1:0]     cnt_total;
+reg [`CNT_DMA_W-1:0]       cnt_dma;
+reg [`CNT_MAT_W-1:0]       cnt_mat;
+reg [`CNT_VEC_W-1:0]       cnt_vec;
+reg [`CNT_SM_W-1:0]        cnt_sm;
+reg [`EV_INSTR_W-1:0]      ev_instr;
+reg [`EV_SAT_W-1:0]        ev_sat;
+reg [`EV_OPS_W-1:0]        ev_ops;          // opcode i's count at [`EV_OPS_COUNT_W*i +: ..]
+reg [`EV_DMA_WORDS_W-1:0]  ev_dma_words;
+reg [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len;
+reg [`EV_SM_RANGE_W-1:0]   ev_sm_range;
+
+assign counters[`CNT_TOTAL]     = cnt_total;
+assign counters[`CNT_DMA]       = cnt_dma;
+assign counters[`CNT_MAT]       = cnt_mat;
+assign counters[`CNT_VEC]       = cnt_vec;
+assign counters[`CNT_SM]        = cnt_sm;
+assign counters[`EV_INSTR]      = ev_instr;
+assign counters[`EV_SAT]        = ev_sat;
+assign counters[`EV_OPS]        = ev_ops;
+assign counters[`EV_DMA_WORDS]  = ev_dma_words;
+assign counters[`EV_SM_MAX_LEN] = ev_sm_max_len;
+assign counters[`EV_SM_RANGE]   = ev_sm_range;
+
+integer op;    // ev_ops: the opcode whose count is updated
+
 always @(posedge clk) begin
     if (rst || starting) begin
-        cnt_total <= 32'd0;
-        cnt_dma   <= 32'd0;
-        cnt_mat   <= 32'd0;
-        cnt_vec   <= 32'd0;
-        cnt_sm    <= 32'd0;
-        ev_instr  <= 32'd0;
-        ev_sat    <= 32'd0;
-        ev_ops        <= 128'd0;
-        ev_dma_words  <= 32'd0;
-        ev_sm_max_len <= 16'd0;
-        ev_sm_range   <= 8'd0;
+        cnt_total     <= {`CNT_TOTAL_W{1'b0}};
+        cnt_dma       <= {`CNT_DMA_W{1'b0}};
+        cnt_mat       <= {`CNT_MAT_W{1'b0}};
+        cnt_vec       <= {`CNT_VEC_W{1'b0}};
+        cnt_sm        <= {`CNT_SM_W{1'b0}};
+        ev_instr      <= {`EV_INSTR_W{1'b0}};
+        ev_sat        <= {`EV_SAT_W{1'b0}};
+        ev_ops        <= {`EV_OPS_W{1'b0}};
+        ev_dma_words  <= {`EV_DMA_WORDS_W{1'b0}};
+        ev_sm_max_len <= {`EV_SM_MAX_LEN_W{1'b0}};
+        ev_sm_range   <= {`EV_SM_RANGE_W{1'b0}};
     end else begin
         if (busy) begin
-            cnt_total <= cnt_total + 32'd1;
+            cnt_total <= cnt_total + 1'b1;
         end
         if (sel_dma) begin
-            cnt_dma <= cnt_dma + 32'd1;
+            cnt_dma <= cnt_dma + 1'b1;
         end
         if (sel_mat) begin
-            cnt_mat <= cnt_mat + 32'd1;
+            cnt_mat <= cnt_mat + 1'b1;
         end
         if (sel_vec) begin
-            cnt_vec <= cnt_vec + 32'd1;
+            cnt_vec <= cnt_vec + 1'b1;
         end
         if (sel_sm) begin
-            cnt_sm <= cnt_sm + 32'd1;
+            cnt_sm <= cnt_sm + 1'b1;
         end
         if (passes) begin
-            ev_instr               <= ev_instr + 32'd1;
-            ev_ops[ops_base +: 16] <= ev_ops[ops_base +: 16] + 16'd1;
+            ev_instr <= ev_instr + 1'b1;
+        end
+        for (op = 0; op < `N_OPCODES; op = op + 1) begin
+            if (passes && (opcode == op[`OPCODE_W-1:0])) begin
+                ev_ops[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W] <=
+                    ev_ops[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W] + 1'b1;
+            end
         end
         if (sat_event) begin
-            ev_sat <= ev_sat + 32'd1;
+            ev_sat <= ev_sat + 1'b1;
         end
         if (dma_word) begin
-            ev_dma_words <= ev_dma_words + 32'd1;
+            ev_dma_words <= ev_dma_words + 1'b1;
         end
         if (sm_finish && (op_len > ev_sm_max_len)) begin
             ev_sm_max_len <= op_len;

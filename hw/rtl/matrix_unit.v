@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // matrix_unit: MATMUL on the systolic array, tile by tile (hw/ISA.md).
 //
 // The output C (m x n) is cut into ARRAY_N x ARRAY_N tiles, visited row-major. Cycle costs:
@@ -18,9 +19,9 @@
 // column j of the B tile. In beat t (t = 0 .. k + 2N - 3) row r of the array gets A[r][t - r]
 // and column j gets B[t - j][j], zero outside 0 .. k-1 and outside the tile.
 module matrix_unit #(
-    parameter ARRAY_N = 4,     // the systolic array is ARRAY_N x ARRAY_N
-    parameter K_MAX   = 64,    // the longest reduction (depth of the tile buffers)
-    parameter SRAM_AW = 12     // SRAM address width
+    parameter ARRAY_N = `ARRAY_N_DEFAULT,    // the systolic array is ARRAY_N x ARRAY_N
+    parameter K_MAX   = `K_MAX_DEFAULT,      // the longest reduction (depth of the tile buffers)
+    parameter SRAM_AW = 12                   // SRAM address width
 ) (
     input  wire               clk,
     input  wire               rst,
@@ -59,10 +60,8 @@ localparam [2:0] S_COMP     = 3'd4;
 localparam [2:0] S_WRITE    = 3'd5;
 
 initial begin
-    if (ARRAY_N < 1 || ARRAY_N > 64 || K_MAX < 2 || K_MAX > 255) begin
-        $display("matrix_unit: bad parameters ARRAY_N=%0d K_MAX=%0d", ARRAY_N, K_MAX);
-        $finish;
-    end
+    `CHECK_RANGE("ARRAY_N", ARRAY_N, `ARRAY_N_LO, `ARRAY_N_HI)
+    `CHECK_RANGE("K_MAX", K_MAX, `K_MAX_LO, `K_MAX_HI)
 end
 
 // ---------------------------------------------------------------------------------------------

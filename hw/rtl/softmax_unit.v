@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // softmax_unit: SOFTMAX of len int8 elements (hw/ISA.md), three passes.
 //
 //   MAX : cycles 0 .. len read x[e] (e < len) and fold x[e-1] into the maximum mx  (len + 1)
@@ -11,8 +12,8 @@
 // `exp_valid` is high in each EXP cycle that looks an element up in the exp table, and
 // `exp_index` is that lookup's index mx - x (the controller keeps their maximum: ev_sm_range).
 module softmax_unit #(
-    parameter SRAM_AW = 12,     // SRAM address width
-    parameter SM_MAX  = 256     // longest vector: depth of the row memory
+    parameter SRAM_AW = 12,                 // SRAM address width
+    parameter SM_MAX  = `SM_MAX_DEFAULT     // longest vector: depth of the row memory
 ) (
     input  wire               clk,
     input  wire               rst,
@@ -37,7 +38,7 @@ module softmax_unit #(
 );
 
 localparam SM_AW = $clog2(SM_MAX);    // row memory address width
-localparam DIV_W = 32;                // divider width: ISA.md fixes it (it sets the cycle cost)
+localparam DIV_W = `DIV_W;            // divider width: ISA.md fixes it (it sets the cycle cost)
 
 localparam [2:0] S_IDLE  = 3'd0;
 localparam [2:0] S_MAX   = 3'd1;      // pass 1: the maximum
@@ -48,10 +49,7 @@ localparam [2:0] S_DWAIT = 3'd4;      // pass 3: divider steps, then the write
 localparam [DIV_W-1:0] PROB_ONE = 127;    // the output that stands for probability 1
 
 initial begin
-    if (SM_MAX < 2 || SM_MAX > 32768) begin
-        $display("softmax_unit: SM_MAX=%0d is out of range 2..32768", SM_MAX);
-        $finish;
-    end
+    `CHECK_RANGE("SM_MAX", SM_MAX, `SM_MAX_LO, `SM_MAX_HI)
 end
 
 reg [2:0]       state_reg, state_next;

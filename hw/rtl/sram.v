@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // sram: the on-chip scratchpad, SRAM_WORDS x 32 bits.
 //
 // Two synchronous read ports (data one cycle after the address) and one write port. A read of
@@ -9,7 +10,7 @@
 // The array powers up to zero (an FPGA block RAM's initial contents); neither rst nor start
 // clears it, so the scratchpad keeps its words from one run to the next.
 module sram #(
-    parameter SRAM_WORDS = 4096,                 // number of 32-bit words
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,  // number of 32-bit words
     parameter ADDR_W     = $clog2(SRAM_WORDS)    // address width (leave at the default)
 ) (
     input  wire              clk,
@@ -33,10 +34,8 @@ reg [31:0] mem [0:SRAM_WORDS-1];
 integer i;
 
 initial begin
-    if (ADDR_W != $clog2(SRAM_WORDS) || SRAM_WORDS < 2 || SRAM_WORDS > 65536) begin
-        $display("sram: bad parameters SRAM_WORDS=%0d ADDR_W=%0d", SRAM_WORDS, ADDR_W);
-        $finish;
-    end
+    `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
+    `CHECK_RANGE("ADDR_W", ADDR_W, $clog2(SRAM_WORDS), $clog2(SRAM_WORDS))
     for (i = 0; i < SRAM_WORDS; i = i + 1) begin
         mem[i] = 32'd0;
     end

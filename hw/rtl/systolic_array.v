@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // systolic_array: ARRAY_N x ARRAY_N output-stationary int8 processing elements.
 //
 // Row i's operand enters PE(i, 0) on a_in[8*i +: 8] and moves right; column j's operand enters
@@ -7,7 +8,7 @@
 // PE(i, j) add A[i][t] * B[t][j] in beat t + i + j, so k beats of input and 2*ARRAY_N - 2 beats
 // of zeros to drain leave every accumulator complete.
 module systolic_array #(
-    parameter ARRAY_N = 4    // rows and columns of processing elements
+    parameter ARRAY_N = `ARRAY_N_DEFAULT    // rows and columns of processing elements
 ) (
     input  wire                         clk,
     input  wire                         rst,
@@ -20,10 +21,7 @@ module systolic_array #(
 );
 
 initial begin
-    if (ARRAY_N < 1 || ARRAY_N > 64) begin
-        $display("systolic_array: ARRAY_N=%0d is out of range 1..64", ARRAY_N);
-        $finish;
-    end
+    `CHECK_RANGE("ARRAY_N", ARRAY_N, `ARRAY_N_LO, `ARRAY_N_HI)
 end
 
 // a_link[i][j] (at [8*(i*(ARRAY_N+1) + j) +: 8]) enters PE(i, j) from the left;

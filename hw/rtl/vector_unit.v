@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // vector_unit: VADD, VMAX and ARGMAX over int8 elements in the SRAM.
 //
 // Cycle e (0 .. len) reads element e (when e < len) and, from e = 1 on, uses element e-1, which
@@ -8,6 +9,7 @@
 //   ARGMAX: keeps the index of the first maximum (a later element replaces it only when it is
 //           strictly larger); in cycle len writes that index to sram[c].
 // `done` is high in cycle len: len + 1 cycles in all. Cycle 0 is the cycle after the command.
+// The running instruction is held as its ISA opcode (chip_defs.vh).
 module vector_unit #(
     parameter SRAM_AW = 12    // SRAM address width
 ) (
@@ -35,15 +37,11 @@ module vector_unit #(
     output wire [31:0]        sram_wdata
 );
 
-localparam [1:0] OP_VADD   = 2'd0;
-localparam [1:0] OP_VMAX   = 2'd1;
-localparam [1:0] OP_ARGMAX = 2'd2;
-
-reg        active_reg;    // an instruction is running
-reg [1:0]  op_reg;        // which one
-reg [15:0] idx_reg;       // cycle number e: the element read now; e-1 is on the read data
-reg [7:0]  best_reg;      // VMAX/ARGMAX: the largest element so far (int8)
-reg [15:0] best_idx_reg;  // ARGMAX: its index
+reg                 active_reg;      // an instruction is running
+reg [`OPCODE_W-1:0] op_reg;          // which one: its opcode (VADD, VMAX or ARGMAX)
+reg [15:0]          idx_reg;         // cycle e: element e is read now, e-1 is on the read data
+reg [7:0]           best_reg;        // VMAX/ARGMAX: the largest element so far (int8)
+reg [15:0]          best_idx_reg;    // ARGMAX: its index
 
 // element e-1, read last cycle
 wire [7:0]  x        = sram_rdata_a[7:0];
@@ -69,7 +67,7 @@ wire [16:0] rd_b_sum = {1'b0, cmd_b} + {1'b0, idx_reg};
 wire [16:0] wr_sum   = {1'b0, cmd_c} + {1'b0, elem};
 wire [16:0] c_wide   = {1'b0, cmd_c};
 
-wire is_vadd = (op_reg == OP_VADD);
+wire is_vadd = (op_reg == `OP_VADD);
 
 assign done         = last;
 assign sat          = has_elem && is_vadd && (sum_high || sum_low);
@@ -79,19 +77,19 @@ assign sram_raddr_b = rd_b_sum[SRAM_AW-1:0];
 assign sram_we      = is_vadd ? has_elem : last;
 assign sram_waddr   = is_vadd ? wr_sum[SRAM_AW-1:0] : c_wide[SRAM_AW-1:0];
 assign sram_wdata   = is_vadd              ? {{24{sum_sat[7]}}, sum_sat} :
-                      (op_reg == OP_VMAX)  ? {{24{best[7]}}, best} :
+                      (op_reg == `OP_VMAX) ? {{24{best[7]}}, best} :
                                              {16'd0, best_idx};
 
 always @(posedge clk) begin
     if (rst) begin
         active_reg   <= 1'b0;
-        op_reg       <= OP_VADD;
+        op_reg       <= `OP_VADD;
         idx_reg      <= 16'd0;
         best_reg     <= 8'd0;
         best_idx_reg <= 16'd0;
     end else if (!active_reg) begin
         active_reg   <= cmd_vadd || cmd_vmax || cmd_argmax;
-        op_reg       <= cmd_vmax ? OP_VMAX : (cmd_argmax ? OP_ARGMAX : OP_VADD);
+        op_reg       <= cmd_vmax ? `OP_VMAX : (cmd_argmax ? `OP_ARGMAX : `OP_VADD);
         idx_reg      <= 16'd0;
     end else begin
         idx_reg <= idx_reg + 16'd1;

@@ -1,8 +1,9 @@
 `default_nettype none
+`include "chip_defs.vh"
 // chip_harness: the cocotb toplevel of the whole chip: chip_top wired to ext_mem.
 //
 // A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
-// cycle, awaits done, then reads the counters (cycle and event counters) and the memory. The
+// cycle, awaits done, then reads the counters bus (chip_defs.vh) and the memory. The
 // memory port is also brought out, for monitors. The SRAM array is u_chip.u_sram.mem[i]
 // (reached from Verilog, replay_tb.v; not public to cocotb on Verilator: no test reads it).
 //
@@ -11,12 +12,12 @@
 // a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
 // Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
 module chip_harness #(
-    parameter ARRAY_N    = 4,        // chip_top parameters, see hw/ISA.md
-    parameter K_MAX      = 64,
-    parameter SRAM_WORDS = 4096,
-    parameter EXT_WORDS  = 16384,
-    parameter EXT_LAT    = 2,
-    parameter SM_MAX     = 256
+    parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // chip_top parameters, see hw/ISA.md
+    parameter K_MAX      = `K_MAX_DEFAULT,
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,
+    parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,
+    parameter EXT_LAT    = `EXT_LAT_DEFAULT,
+    parameter SM_MAX     = `SM_MAX_DEFAULT
 ) (
 `ifndef CHIP_HARNESS_CLOCK
     input  wire        clk,
@@ -26,20 +27,9 @@ module chip_harness #(
 
     output wire        busy,
     output wire        done,
-    output wire [3:0]  error,
+    output wire [`ERROR_W-1:0] error,
     output wire [15:0] error_pc,
-
-    output wire [31:0] cnt_total,
-    output wire [31:0] cnt_dma,
-    output wire [31:0] cnt_mat,
-    output wire [31:0] cnt_vec,
-    output wire [31:0] cnt_sm,
-    output wire [31:0] ev_instr,
-    output wire [31:0] ev_sat,
-    output wire [127:0] ev_ops,       // per opcode i, bits [16i+15:16i] (hw/ISA.md, "Counters")
-    output wire [31:0] ev_dma_words,
-    output wire [15:0] ev_sm_max_len,
-    output wire [7:0]  ev_sm_range,
+    output wire [`COUNTERS_W-1:0] counters,    // counter X at counters[`X] (hw/ISA.md, "Counters")
 
     // the external memory port, observed
     output wire        mem_req,
@@ -51,12 +41,16 @@ module chip_harness #(
 );
 
 `ifdef CHIP_HARNESS_CLOCK
-localparam HDL_CLOCK = 1;
-reg clk = 1'b0;
+localparam [0:0] HDL_CLOCK = 1'b1;
+reg clk;
+initial clk = 1'b0;
 always #5 clk = !clk;    // `timescale 1ns (sim/runner.py's TIMESCALE): 10 ns period
 `else
-localparam HDL_CLOCK = 0;
+localparam [0:0] HDL_CLOCK = 1'b0;
 `endif
+
+// HDL_CLOCK is for the testbench (verif/chip_bfm.py's hdl_clock), not for the HDL
+wire unused_hdl_clock = HDL_CLOCK;
 
 chip_top #(
     .ARRAY_N    (ARRAY_N),
@@ -79,17 +73,7 @@ chip_top #(
     .mem_wdata  (mem_wdata),
     .mem_rvalid (mem_rvalid),
     .mem_rdata  (mem_rdata),
-    .cnt_total  (cnt_total),
-    .cnt_dma    (cnt_dma),
-    .cnt_mat    (cnt_mat),
-    .cnt_vec    (cnt_vec),
-    .cnt_sm     (cnt_sm),
-    .ev_instr   (ev_instr),
-    .ev_sat     (ev_sat),
-    .ev_ops        (ev_ops),
-    .ev_dma_words  (ev_dma_words),
-    .ev_sm_max_len (ev_sm_max_len),
-    .ev_sm_range   (ev_sm_range)
+    .counters   (counters)
 );
 
 ext_mem #(
@@ -114,8 +98,8 @@ endmodule
 // What cocotb reaches through VPI (verif/chip_bfm.py, chip_monitor.py), so that a build can drop
 // cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
 // Waveforms do not depend on this: --trace records every signal either way.
-// "*" on chip_harness covers its ports: status, cycle and event counters (ev_ops, ev_dma_words,
-// ev_sm_max_len, ev_sm_range included), the memory port; nothing inside the chip is needed.
+// "*" on chip_harness covers its ports: status, the counters bus, the memory port, and the
+// HDL_CLOCK localparam; nothing inside the chip is needed.
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "ext_mem" -var "mem"

@@ -1,13 +1,14 @@
 `default_nettype none
+`include "chip_defs.vh"
 // dma_harness: the cocotb toplevel of the DMA block test: dma wired to ext_mem and sram.
 //
 // A test backdoor-writes u_mem.mem[i] (external memory) or u_sram.mem[i] (SRAM), raises
 // cmd_load or cmd_store for one cycle with the fields, counts the cycles until done and reads
 // the destination back through the backdoor.
 module dma_harness #(
-    parameter SRAM_WORDS = 4096,     // SRAM words
-    parameter EXT_WORDS  = 16384,    // external memory words
-    parameter EXT_LAT    = 2         // external read latency
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
+    parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external memory words
+    parameter EXT_LAT    = `EXT_LAT_DEFAULT        // external read latency
 ) (
     input  wire        clk,
     input  wire        rst,

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "chip_defs.vh"
 // ext_mem: the external memory model of hw/ISA.md's port.
 //
 // A write (req && we) stores wdata at the edge that ends its request cycle. A read (req && !we)
@@ -8,8 +9,8 @@
 // `mem` is a plain unpacked array so that a testbench can read and write it element by element
 // (cocotb: dut.u_mem.mem[i]; Verilog: u_mem.mem[i]). It powers up to zero.
 module ext_mem #(
-    parameter WORDS = 16384,    // 32-bit words
-    parameter LAT   = 2         // read latency in cycles, >= 1 (the chip's EXT_LAT)
+    parameter WORDS = `EXT_WORDS_DEFAULT,    // 32-bit words (the chip's EXT_WORDS)
+    parameter LAT   = `EXT_LAT_DEFAULT       // read latency in cycles (the chip's EXT_LAT)
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -32,10 +33,8 @@ reg [32*LAT-1:0] data_pipe;
 integer i;
 
 initial begin
-    if (LAT < 1 || WORDS < 2 || WORDS > 65536) begin
-        $display("ext_mem: bad parameters WORDS=%0d LAT=%0d", WORDS, LAT);
-        $finish;
-    end
+    `CHECK_RANGE("WORDS", WORDS, `EXT_WORDS_LO, `EXT_WORDS_HI)
+    `CHECK_RANGE("LAT", LAT, `EXT_LAT_LO, `EXT_LAT_HI)
     for (i = 0; i < WORDS; i = i + 1) begin
         mem[i] = 32'd0;
     end

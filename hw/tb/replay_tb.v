@@ -1,12 +1,16 @@
 `default_nettype none
+`include "chip_defs.vh"
 // replay_tb: replays recorded runs on the chip and compares them with their expected results,
 // with no Python at run time. Works on Icarus Verilog and on Verilator (--binary --timing).
+// sim/replay.py writes the record file, builds this testbench, runs it and reads its result.
 //
 // Usage (Icarus, then Verilator):
-//   $ iverilog -g2012 -s replay_tb -o replay.vvp hw/tb/replay_tb.v hw/tb/chip_harness.v \
-//         hw/tb/ext_mem.v hw/rtl/*.v  &&  vvp -n replay.vvp +records=path/to/records.hex
-//   $ verilator --binary --timing --top-module replay_tb hw/tb/replay_tb.v hw/tb/chip_harness.v \
-//         hw/tb/ext_mem.v hw/rtl/*.v  &&  obj_dir/Vreplay_tb +records=path/to/records.hex
+//   $ iverilog -g2012 -I hw/rtl -s replay_tb -o replay.vvp hw/tb/replay_tb.v \
+//         hw/tb/chip_harness.v hw/tb/ext_mem.v hw/rtl/*.v
+//   $ vvp -n replay.vvp +records=records.hex
+//   $ verilator --binary --timing -Ihw/rtl --top-module replay_tb hw/tb/replay_tb.v \
+//         hw/tb/chip_harness.v hw/tb/ext_mem.v hw/rtl/*.v
+//   $ obj_dir/Vreplay_tb +records=records.hex
 // The chip parameters are this module's parameters (for example -P replay_tb.EXT_LAT=3 on
 // Icarus, -GEXT_LAT=3 on Verilator). Plusargs: +records=<file> (default: the REPLAY_RECORDS
 // define, else "records.hex"), +watchdog=<cycles per record> (default 5000000).
@@ -21,34 +25,41 @@
 //     S x { ADDR COUNT w0 .. w(COUNT-1) }   ext[ADDR + i] = wi; every other word starts at 0
 //     C                           number of checked segments
 //     C x { ADDR COUNT w0 .. w(COUNT-1) }   expected final ext[ADDR + i]
-//     ERROR ERROR_PC CNT_TOTAL CNT_DMA CNT_MAT CNT_VEC CNT_SM EV_INSTR EV_SAT
-//     EV_OPS0 .. EV_OPS7            per-opcode counts, opcode 0 (HALT) first
-//     EV_DMA_WORDS EV_SM_MAX_LEN EV_SM_RANGE                               (20 words in all)
+//     ERROR ERROR_PC                the expected status
+//     COUNTERS_0 .. COUNTERS_(N-1)  the expected counters bus, 32 bits a word, bits [31:0]
+//                                   first (N = COUNTER_WORDS below; the bits above COUNTERS_W
+//                                   are 0)
 //   454E4421                      end marker "END!"
 //
 // Each record runs on a fresh machine: external memory and SRAM cleared, the image loaded,
-// reset, one start pulse, then up to +watchdog cycles for done. A record that differs prints one
-// line starting "MISMATCH". The last line is exactly one of
-//   PASS: <n> records match (memory and all five cycle counters), <total> cycles in total
-// (the status words, event counters included, are compared too; the line's text is kept as is)
-//   FAIL: <why>
-// where <total> is the sum of the records' cnt_total; then $finish.
+// reset, one start pulse, then up to +watchdog cycles for done.
+//
+// Output: lines of space-separated key=value fields after a first word that names the line,
+// for sim/replay.py to read (it names the differing counters from the bus layout):
+//   mismatch record=<r> timeout=<0|1> memory_diffs=<n> first_address=<a> memory_want=<hex>
+//            memory_got=<hex> error_want=<d> error_got=<d> error_pc_want=<d> error_pc_got=<d>
+//            counters_want=<hex> counters_got=<hex>
+//       (on one line) for each record that differs;
+//   result status=<pass|fail> records=<n> failed=<k> cycles=<sum of the records' cnt_total>
+//   result status=error reason=<cannot-open|bad-magic>
+//   result status=error reason=malformed word=<words read> record=<r>
+// The result line comes last, exactly once; then $finish.
 `ifndef REPLAY_RECORDS
 `define REPLAY_RECORDS "records.hex"
 `endif
 
 module replay_tb #(
-    parameter ARRAY_N    = 4,        // chip_top parameters, see hw/ISA.md
-    parameter K_MAX      = 64,
-    parameter SRAM_WORDS = 4096,
-    parameter EXT_WORDS  = 16384,
-    parameter EXT_LAT    = 2,
-    parameter SM_MAX     = 256
+    parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // chip_top parameters, see hw/ISA.md
+    parameter K_MAX      = `K_MAX_DEFAULT,
+    parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,
+    parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,
+    parameter EXT_LAT    = `EXT_LAT_DEFAULT,
+    parameter SM_MAX     = `SM_MAX_DEFAULT
 );
 
-localparam [31:0] MAGIC      = 32'h5250_4C59;
-localparam [31:0] END_MARKER = 32'h454E_4421;
-localparam N_STATUS   = 20;                   // expected status words per record
+localparam [31:0] MAGIC         = 32'h5250_4C59;
+localparam [31:0] END_MARKER    = 32'h454E_4421;
+localparam        COUNTER_WORDS = (`COUNTERS_W + 31) / 32;    // words of the counters bus
 
 reg         clk;
 reg         rst;
@@ -60,14 +71,10 @@ initial begin
     start = 1'b0;
 end
 
-wire        busy, done;
-wire [3:0]  error;
-wire [15:0] error_pc;
-wire [31:0] cnt_total, cnt_dma, cnt_mat, cnt_vec, cnt_sm, ev_instr, ev_sat;
-wire [127:0] ev_ops;
-wire [31:0] ev_dma_words;
-wire [15:0] ev_sm_max_len;
-wire [7:0]  ev_sm_range;
+wire                     busy, done;
+wire [`ERROR_W-1:0]      error;
+wire [15:0]              error_pc;
+wire [`COUNTERS_W-1:0]   counters;
 wire        mem_req, mem_we, mem_rvalid;
 wire [15:0] mem_addr;
 wire [31:0] mem_wdata, mem_rdata;
@@ -87,17 +94,7 @@ chip_harness #(
     .done       (done),
     .error      (error),
     .error_pc   (error_pc),
-    .cnt_total  (cnt_total),
-    .cnt_dma    (cnt_dma),
-    .cnt_mat    (cnt_mat),
-    .cnt_vec    (cnt_vec),
-    .cnt_sm     (cnt_sm),
-    .ev_instr   (ev_instr),
-    .ev_sat     (ev_sat),
-    .ev_ops        (ev_ops),
-    .ev_dma_words  (ev_dma_words),
-    .ev_sm_max_len (ev_sm_max_len),
-    .ev_sm_range   (ev_sm_range),
+    .counters   (counters),
     .mem_req    (mem_req),
     .mem_we     (mem_we),
     .mem_addr   (mem_addr),
@@ -143,15 +140,14 @@ endfunction
 // one record
 
 integer       n_records;
-integer       n_pass;
 integer       n_fail;
 reg [63:0]    total_cycles;
 integer       watchdog;
 reg [8*512-1:0] records_path;
 
 reg [31:0]    seg_addr, seg_count, n_segs, word, expected;
-reg [31:0]    want [0:N_STATUS-1];
-reg [31:0]    got  [0:N_STATUS-1];
+reg [31:0]    want_error, want_error_pc;
+reg [32*COUNTER_WORDS-1:0] want_counters;
 integer       seg, w, cycles;
 integer       mem_bad;
 reg [31:0]    first_addr, first_want, first_got;
@@ -206,7 +202,10 @@ endtask
 
 task check_memory;
     begin
-        mem_bad = 0;
+        mem_bad    = 0;
+        first_addr = 32'd0;
+        first_want = 32'd0;
+        first_got  = 32'd0;
         n_segs = next_word(0);
         for (seg = 0; seg < n_segs && !parse_bad; seg = seg + 1) begin
             seg_addr  = next_word(0);
@@ -230,94 +229,42 @@ task check_memory;
     end
 endtask
 
-task read_status;
+task read_expected_status;
     begin
-        for (w = 0; w < N_STATUS; w = w + 1) begin
-            want[w] = next_word(0);
+        want_error    = next_word(0);
+        want_error_pc = next_word(0);
+        for (w = 0; w < COUNTER_WORDS; w = w + 1) begin
+            want_counters[32 * w +: 32] = next_word(0);
         end
-        got[0] = {28'd0, error};
-        got[1] = {16'd0, error_pc};
-        got[2] = cnt_total;
-        got[3] = cnt_dma;
-        got[4] = cnt_mat;
-        got[5] = cnt_vec;
-        got[6] = cnt_sm;
-        got[7] = ev_instr;
-        got[8] = ev_sat;
-        for (w = 0; w < 8; w = w + 1) begin
-            got[9 + w] = {16'd0, ev_ops[16 * w +: 16]};
-        end
-        got[17] = ev_dma_words;
-        got[18] = {16'd0, ev_sm_max_len};
-        got[19] = {24'd0, ev_sm_range};
     end
 endtask
 
-function [8*13-1:0] status_name;
-    input integer index;
-    begin
-        case (index)
-            0: status_name = "error";
-            1: status_name = "error_pc";
-            2: status_name = "cnt_total";
-            3: status_name = "cnt_dma";
-            4: status_name = "cnt_mat";
-            5: status_name = "cnt_vec";
-            6: status_name = "cnt_sm";
-            7: status_name = "ev_instr";
-            8: status_name = "ev_sat";
-            9: status_name = "ev_ops[0]";
-            10: status_name = "ev_ops[1]";
-            11: status_name = "ev_ops[2]";
-            12: status_name = "ev_ops[3]";
-            13: status_name = "ev_ops[4]";
-            14: status_name = "ev_ops[5]";
-            15: status_name = "ev_ops[6]";
-            16: status_name = "ev_ops[7]";
-            17: status_name = "ev_dma_words";
-            18: status_name = "ev_sm_max_len";
-            default: status_name = "ev_sm_range";
-        endcase
-    end
-endfunction
+// the status as the record holds it: 32-bit words
+wire [31:0]                got_error    = {{(32 - `ERROR_W){1'b0}}, error};
+wire [31:0]                got_error_pc = {16'd0, error_pc};
+wire [32*COUNTER_WORDS-1:0] got_counters = {{(32*COUNTER_WORDS - `COUNTERS_W){1'b0}}, counters};
 
 task run_record;
     input integer index;
-    reg status_bad;
     begin
         clear_memories;
         load_image;
         if (!parse_bad) begin
             run_chip;
             check_memory;
-            read_status;
+            read_expected_status;
         end
         if (!parse_bad) begin
-            status_bad = 1'b0;
-            for (w = 0; w < N_STATUS; w = w + 1) begin
-                if (got[w] !== want[w]) begin
-                    status_bad = 1'b1;
-                end
-            end
-            total_cycles = total_cycles + {32'd0, cnt_total};
-            if (timed_out || mem_bad != 0 || status_bad) begin
+            total_cycles = total_cycles + {32'd0, counters[`CNT_TOTAL]};
+            if (timed_out || mem_bad != 0 || got_error !== want_error ||
+                got_error_pc !== want_error_pc || got_counters !== want_counters) begin
                 n_fail = n_fail + 1;
-                $write("MISMATCH record %0d:", index);
-                if (timed_out) begin
-                    $write(" no done after %0d cycles;", cycles);
-                end
-                if (mem_bad != 0) begin
-                    $write(" %0d memory words differ, first ext[%0d] expected 0x%08h got 0x%08h;",
-                           mem_bad, first_addr, first_want, first_got);
-                end
-                for (w = 0; w < N_STATUS; w = w + 1) begin
-                    if (got[w] !== want[w]) begin
-                        $write(" %0s expected %0d got %0d;", status_name(w), want[w], got[w]);
-                    end
-                end
-                $write("\n");
-            end else begin
-                n_pass = n_pass + 1;
+                $write("mismatch record=%0d timeout=%0d memory_diffs=%0d first_address=%0d",
+                       index, timed_out, mem_bad, first_addr);
+                $write(" memory_want=%h memory_got=%h", first_want, first_got);
+                $write(" error_want=%0d error_got=%0d error_pc_want=%0d error_pc_got=%0d",
+                       want_error, got_error, want_error_pc, got_error_pc);
+                $write(" counters_want=%h counters_got=%h\n", want_counters, got_counters);
             end
         end
     end
@@ -332,7 +279,6 @@ reg     opened;
 initial begin
     parse_bad    = 1'b0;
     pos          = 0;
-    n_pass       = 0;
     n_fail       = 0;
     n_records    = 0;
     r            = 0;
@@ -346,9 +292,9 @@ initial begin
     fd = $fopen(records_path, "r");
     opened = (fd != 0);
     if (!opened) begin
-        $display("FAIL: cannot open the record file %0s", records_path);
+        $display("result status=error reason=cannot-open");
     end else if (next_word(0) !== MAGIC) begin
-        $display("FAIL: %0s does not start with the magic word 52504C59", records_path);
+        $display("result status=error reason=bad-magic");
     end else begin
         n_records = next_word(0);
         for (r = 0; r < n_records && !parse_bad; r = r + 1) begin
@@ -358,19 +304,16 @@ initial begin
             parse_bad = 1'b1;
         end
         if (parse_bad) begin
-            $display("FAIL: the record file is malformed near word %0d (record %0d)", pos, r);
-        end else if (n_fail != 0) begin
-            $display("FAIL: %0d of %0d records differ, %0d cycles in total", n_fail, n_records,
-                     total_cycles);
+            $display("result status=error reason=malformed word=%0d record=%0d", pos, r);
         end else begin
-            $display("PASS: %0d records match (memory and all five cycle counters), %0d cycles in total",
-                     n_pass, total_cycles);
+            $display("result status=%0s records=%0d failed=%0d cycles=%0d",
+                     (n_fail == 0) ? "pass" : "fail", n_records, n_fail, total_cycles);
         end
     end
     if (opened) begin
         $fclose(fd);
     end
-    $finish(0);    // 0: no simulator message after the PASS/FAIL line
+    $finish(0);    // 0: no simulator message after the result line
 end
 
 endmodule

@@ -2,8 +2,10 @@
 
 The program uses every unit (LOAD, MATMUL, SOFTMAX, VADD, ARGMAX, STORE, HALT). The expected
 memory is computed here with numpy from hw/ISA.md's definitions, and the counters from ISA.md's
-cycle formulas written out for this program, independently of `model/`. A second run starts
-the chip again on an illegal instruction: the counters restart and the error is reported.
+cycle formulas written out for this program, independently of `model/`; only the layout of the
+counters bus (which bits hold which counter) is the model's, as the RTL's header is. A second
+run starts the chip again on an illegal instruction: the counters restart and the error is
+reported.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
+
+from model.machine import Counters
 
 CLOCK_NS = 10
 WATCHDOG_CYCLES = 20_000
@@ -105,8 +109,7 @@ def expected_counters(ext_lat: int, array_n: int) -> dict[str, int]:
     vec = (VEC + 1) + (M * N + 1)
     sm = 2 * (M * N + 1) + M * N * (32 + 2)
     total = len(PROGRAM) * overhead + dma + mat + vec + sm
-    return {"cnt_total": total, "cnt_dma": dma, "cnt_mat": mat, "cnt_vec": vec, "cnt_sm": sm,
-            "ev_instr": len(PROGRAM)}
+    return {"total": total, "dma": dma, "mat": mat, "vec": vec, "sm": sm, "instr": len(PROGRAM)}
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -130,10 +133,9 @@ def read_port(dut, name: str) -> int:
     return int(getattr(dut, name).value)
 
 
-def read_ops(dut) -> list[int]:
-    """ev_ops unpacked by hand: opcode i's 16-bit count in bits [16i+15:16i] (ISA.md)."""
-    packed = read_port(dut, "ev_ops")
-    return [(packed >> (16 * op)) & 0xFFFF for op in range(8)]
+def read_counters(dut) -> Counters:
+    """The counters bus, one read, unpacked by the model's layout (hw/rtl/chip_defs.vh's)."""
+    return Counters.from_packed(read_port(dut, "counters"))
 
 
 @cocotb.test()
@@ -174,23 +176,23 @@ async def chip_runs_a_hand_assembled_program(dut):
         got = int(dut.u_mem.mem[OUT_EXT + address - C_SRAM].value)
         where = f"sram[{address}] (ext {OUT_EXT + address - C_SRAM})"
         assert got == want, f"{where}: want {want:#x}, got {got:#x}"
-    want_counters = expected_counters(ext_lat, array_n) | {"ev_sat": saturations}
-    got_counters = {name: read_port(dut, name) for name in want_counters}
+    want_counters = expected_counters(ext_lat, array_n) | {"sat": saturations}
+    counters = read_counters(dut)
+    got_counters = {name: getattr(counters, name) for name in want_counters}
     assert got_counters == want_counters
     assert read_port(dut, "error") == 0
     assert read_port(dut, "error_pc") == 4 * (len(PROGRAM) - 1)
     if (ext_lat, array_n) == (2, 4):
         # the same counters worked out by hand from ISA.md's table, for the default sizes
-        assert (got_counters["cnt_total"], got_counters["cnt_dma"], got_counters["cnt_mat"],
-                got_counters["cnt_vec"], got_counters["cnt_sm"]) == (1227, 385, 105, 38, 650)
+        assert counters.cycles() == (1227, 385, 105, 38, 650)
     dut._log.info("counters %s", got_counters)
     # the event counters of what ran: one of each opcode but VMAX; LOAD's and STORE's words;
     # the SOFTMAX over the M x N requantized products, whose spread is max - min of C
     c_values = [want_sram[C_SRAM + i] for i in range(M * N)]
-    assert read_ops(dut) == [1, 1, 1, 1, 1, 0, 1, 1]
-    assert read_port(dut, "ev_dma_words") == DATA_WORDS + OUT_WORDS
-    assert read_port(dut, "ev_sm_max_len") == M * N
-    assert read_port(dut, "ev_sm_range") == max(c_values) - min(c_values)
+    assert counters.ops == (1, 1, 1, 1, 1, 0, 1, 1)
+    assert counters.dma_words == DATA_WORDS + OUT_WORDS
+    assert counters.sm_max_len == M * N
+    assert counters.sm_range == max(c_values) - min(c_values)
 
     # a second run: start clears the counters; an illegal opcode stops the chip at once
     await RisingEdge(dut.clk)
@@ -199,10 +201,9 @@ async def chip_runs_a_hand_assembled_program(dut):
     await run_program(dut)
     overhead = 4 + ext_lat + 1
     assert read_port(dut, "error") == 1 and read_port(dut, "error_pc") == 4
-    assert read_port(dut, "cnt_total") == 2 * overhead + 1 + ext_lat
-    assert read_port(dut, "cnt_dma") == 1 + ext_lat
-    assert read_port(dut, "ev_instr") == 1
-    assert read_port(dut, "ev_sat") == 0
-    assert read_ops(dut) == [0, 1, 0, 0, 0, 0, 0, 0]    # the illegal opcode counts nowhere
-    assert read_port(dut, "ev_dma_words") == 1
-    assert read_port(dut, "ev_sm_max_len") == 0 and read_port(dut, "ev_sm_range") == 0
+    counters = read_counters(dut)
+    assert counters.total == 2 * overhead + 1 + ext_lat
+    assert counters.dma == 1 + ext_lat
+    assert (counters.instr, counters.sat) == (1, 0)
+    assert counters.ops == (0, 1, 0, 0, 0, 0, 0, 0)    # the illegal opcode counts nowhere
+    assert (counters.dma_words, counters.sm_max_len, counters.sm_range) == (1, 0, 0)

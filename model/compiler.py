@@ -47,7 +47,8 @@ from model.isa import (
     vadd,
 )
 from model.machine import Counters, int8_of
-from model.tiny_lm import StepTrace, TinyLM, context_size, float_trace, window_slice
+from model.step_rule import context_size
+from model.tiny_lm import StepTrace, TinyLM, float_trace, window_slice
 
 SCORE_STEPS_PER_NAT = EXP_STEPS_PER_UNIT  # SOFTMAX reads an int step as 1/16 nat
 PROGRAM_WORDS = 32 * WORDS_PER_INSTR  # room reserved for the longest program (19 instructions)
@@ -124,7 +125,8 @@ def _max_abs(values: np.ndarray) -> float:
 
 
 def calibrate(
-    model: TinyLM, steps: int, window: int | None, starts: Iterable[int] | None = None
+    model: TinyLM, steps: int, window: int | None, starts: Iterable[int] | None = None,
+    sinks: int = 0,
 ) -> Calibration:
     """Greedy windowed float decodes of ``steps`` tokens from every start token.
 
@@ -137,8 +139,8 @@ def calibrate(
             trace = float_trace(
                 model,
                 token,
-                window_slice(keys, window, model.dim),
-                window_slice(values, window, model.dim),
+                window_slice(keys, window, model.dim, sinks),
+                window_slice(values, window, model.dim, sinks),
             )
             calibration.observe(context_size(step, window), trace)
             keys.append(trace.k)
@@ -418,3 +420,12 @@ def run_step(step: CompiledStep, x: np.ndarray, kc: np.ndarray, vc: np.ndarray) 
     """Run one step on the reference machine; an error stop raises MachineError."""
     result = machine.run(step.image(x, kc, vc), step.cfg, raise_on_error=True)
     return step.read_result(result.ext, result.counters)
+
+
+def max_context(cfg: ChipConfig) -> int:
+    """The longest context a step program can attend on this chip.
+
+    The weighted sum is one MATMUL reducing over the context (k <= K_MAX) and the scores are
+    one SOFTMAX over it (len <= SM_MAX): the smaller bound wins.
+    """
+    return min(cfg.k_max, cfg.sm_max)

@@ -1,13 +1,13 @@
 """The paged host: decodes one request on the chip, its KV cache in a page table.
 
-Each step L (1-based) attends the new token and the ``context - 1`` tokens before it, where
-``context = min(L, W)`` (all of them without a window W). The host
+Each step follows the step rule (model.step_rule: context, rows read, trim point, next input).
+The host
 
-1. gathers the cached rows ``lo .. L-2`` (``lo = L - context``) into the contiguous ``kc``/``vc``
-   inputs of the program compiled for ``context`` tokens (``prepare_step``);
+1. gathers the rows the step reads into the contiguous ``kc``/``vc`` inputs of the program
+   compiled for the step's context (``prepare_step``);
 2. runs the program (here on the reference machine; a testbench runs the RTL instead);
-3. appends the new (k, v) row and releases the pages the next step no longer needs:
-   ``trim(keep_from = L + 1 - W)`` (``finish_step``).
+3. appends the new (k, v) row and releases the pages the next step no longer needs
+   (``finish_step``).
 
 The chip never sees a page. With a window only contexts 1..W occur, so only W programs are
 compiled and every step after the window fills runs the same program.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Protocol
 
 import numpy as np
@@ -36,7 +37,8 @@ from model.compiler import (
 )
 from model.isa import ChipConfig
 from model.paged import PageTable
-from model.tiny_lm import TinyLM, check_window, context_size
+from model.step_rule import StepPlan, check_window, next_input, plan_step
+from model.tiny_lm import TinyLM
 
 KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
 
@@ -54,7 +56,7 @@ class KVCache(Protocol):
     def append(self, k: np.ndarray, v: np.ndarray) -> None: ...
 
     def trim(self, keep_from: int) -> None:
-        """Give back what lies entirely before logical row keep_from (if anything)."""
+        """Give back what lies entirely before logical row keep_from (sinks excepted)."""
         ...
 
     def pages_in_use(self) -> int | None:
@@ -62,25 +64,74 @@ class KVCache(Protocol):
         ...
 
 
-class PagedCache:
-    """One request in a PageTable whose rows have shape (2, dim): key and value."""
+def gather_plan(cache: KVCache, plan: StepPlan) -> tuple[np.ndarray, np.ndarray]:
+    """The keys and values a step reads, its ranges one after another (sinks first)."""
+    parts = [cache.gather(lo, hi) for lo, hi in plan.ranges] or [cache.gather(0, 0)]
+    return (np.concatenate([keys for keys, _ in parts]),
+            np.concatenate([values for _, values in parts]))
 
-    def __init__(self, table: PageTable, rid: Hashable = 0):
+
+class PagedCache:
+    """One request in a PageTable whose rows have shape (2, dim): key and value.
+
+    With ``sinks`` the first rows live in pages of their own (a second entry of the table,
+    ``(rid, "sinks")``, so they fill whole pages apart from the rest): trims never reach them,
+    and the recent rows (``(rid, "recent")``, logical row S + r is its row r) are trimmed as a
+    sink-less request would be. Production paged caches keep sinks apart the same way.
+    """
+
+    def __init__(self, table: PageTable, rid: Hashable = 0, sinks: int = 0):
         if table.row_shape[:1] != (2,):
             raise ValueError(f"rows must have shape (2, dim), the table has {table.row_shape}")
+        if sinks < 0:
+            raise ValueError(f"the number of sink rows cannot be negative, got {sinks}")
         self.table = table
         self.rid = rid
-        table.new(rid)
+        self.sinks = sinks
+        self.parts = [(rid, "sinks"), (rid, "recent")] if sinks else [rid]
+        for part in self.parts:
+            table.new(part)
+
+    def locate(self, row: int) -> tuple[Hashable, int]:
+        """The table entry that holds logical row ``row``, and the row's index there."""
+        if not self.sinks:
+            return self.rid, row
+        return ((self.rid, "sinks"), row) if row < self.sinks else (
+            (self.rid, "recent"), row - self.sinks)
+
+    def length(self) -> int:
+        return sum(self.table.length(part) for part in self.parts)
 
     def gather(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = self.table.rows(self.rid, lo, hi)
+        cuts = sorted({lo, hi, *([min(max(self.sinks, lo), hi)] if self.sinks else [])})
+        pieces = []
+        for a, b in pairwise(cuts):
+            part, first = self.locate(a)
+            pieces.append(self.table.rows(part, first, first + b - a))
+        rows = (np.concatenate(pieces) if pieces
+                else np.zeros((0, *self.table.row_shape), self.table.pool.dtype))
         return rows[:, KEY], rows[:, VALUE]
 
     def append(self, k: np.ndarray, v: np.ndarray) -> None:
-        self.table.append(self.rid, np.stack([k, v]))
+        part, _ = self.locate(self.length())
+        self.table.append(part, np.stack([k, v]))
 
     def trim(self, keep_from: int) -> None:
-        self.table.trim(self.rid, keep_from)
+        part, row = self.locate(max(keep_from, self.sinks))
+        self.table.trim(part, row)
+
+    def fork(self, rid: Hashable) -> PagedCache:
+        """A second request sharing every page of this one (copy-on-write from then on)."""
+        child = object.__new__(PagedCache)
+        child.table, child.rid, child.sinks = self.table, rid, self.sinks
+        child.parts = [(rid, "sinks"), (rid, "recent")] if self.sinks else [rid]
+        for src, dst in zip(self.parts, child.parts, strict=True):
+            self.table.fork(src, dst)
+        return child
+
+    def release(self) -> None:
+        for part in self.parts:
+            self.table.release(part)
 
     def pages_in_use(self) -> int:
         """Pages in use in the whole pool (the chapter's count: one request per pool)."""
@@ -111,9 +162,10 @@ class ListCache:
         return None
 
 
-def paged_cache(dim: int, page_size: int, n_pages: int) -> PagedCache:
+def paged_cache(dim: int, page_size: int, n_pages: int, sinks: int = 0) -> PagedCache:
     """A fresh pool of int8 (key, value) rows holding one request."""
-    return PagedCache(PageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8))
+    return PagedCache(PageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8),
+                      sinks=sinks)
 
 
 # ---- compiled programs -------------------------------------------------------------------------
@@ -146,15 +198,21 @@ class ProgramCache:
 class StepInputs:
     """Everything one step hands the chip; ``image()`` is the whole external memory."""
 
-    step: int  # L, 1-based
-    context: int  # tokens attended: the new one and context - 1 cached rows
-    lo: int  # first gathered logical row
+    plan: StepPlan  # the step rule's plan: step, context, rows read, trim point
     token: int  # the input token
     pages: int | None  # pages in use at the start of the step
     program: CompiledStep
     x: np.ndarray  # (dim,) int8 embedding of the input token
     kc: np.ndarray  # (context - 1, dim) int8 keys of rows lo .. L-2
     vc: np.ndarray  # (context - 1, dim) int8 values
+
+    @property
+    def step(self) -> int:
+        return self.plan.step
+
+    @property
+    def context(self) -> int:
+        return self.plan.context
 
     def image(self) -> np.ndarray:
         return self.program.image(self.x, self.kc, self.vc)
@@ -196,11 +254,6 @@ class StepRecord:
         return self.result.cycles
 
 
-def trim_point(step: int, window: int) -> int:
-    """After step ``step`` the next step reads rows >= step + 1 - W: pages below may go."""
-    return max(0, step + 1 - window)
-
-
 class PagedHost:
     """The decode state of one request: its cache, the next step and the next input token.
 
@@ -209,35 +262,35 @@ class PagedHost:
     """
 
     def __init__(self, programs: ProgramCache, cache: KVCache, start: int,
-                 window: int | None = None):
-        check_window(window)
+                 window: int | None = None, sinks: int = 0):
+        check_window(window, sinks)
         self.programs = programs
         self.cache = cache
         self.window = window
+        self.sinks = sinks
         self.token = start  # the next step's input
         self.done_steps = 0  # rows cached so far
         self.peak_pages = cache.pages_in_use()
 
     def prepare_step(self) -> StepInputs:
         """Gather the window's rows and pick the program for the next step."""
-        step = self.done_steps + 1
-        context = context_size(step, self.window)
-        lo = step - context
-        kc, vc = self.cache.gather(lo, step - 1)
-        program = self.programs.get(context)
+        plan = plan_step(self.done_steps + 1, self.window, self.sinks)
+        kc, vc = gather_plan(self.cache, plan)
+        program = self.programs.get(plan.context)
         x = self.programs.x_table[self.token]
         pages = self.cache.pages_in_use()
-        return StepInputs(step, context, lo, self.token, pages, program, x, kc, vc)
+        return StepInputs(plan, self.token, pages, program, x, kc, vc)
 
-    def finish_step(self, step: int, k_new: np.ndarray, v_new: np.ndarray,
+    def finish_step(self, plan: StepPlan, k_new: np.ndarray, v_new: np.ndarray,
                     next_token: int) -> None:
         """Cache the new row, release what the next step will not read, move to the next token."""
-        if step != self.done_steps + 1:
-            raise ValueError(f"finish_step({step}) but step {self.done_steps + 1} is in progress")
+        if plan.step != self.done_steps + 1:
+            raise ValueError(f"finish_step({plan.step}) but step {self.done_steps + 1} is in "
+                             "progress")
         self.cache.append(k_new, v_new)
-        if self.window is not None:
-            self.cache.trim(trim_point(step, self.window))
-        self.done_steps = step
+        if plan.keep_from is not None:
+            self.cache.trim(plan.keep_from)
+        self.done_steps = plan.step
         self.token = next_token
         self._track_peak()
 
@@ -246,12 +299,12 @@ class PagedHost:
         if pages is not None:
             self.peak_pages = pages if self.peak_pages is None else max(self.peak_pages, pages)
 
-    def step(self, forced: int | None = None) -> StepRecord:
-        """One step on the reference machine; the next input is ``forced`` or the chip's token."""
+    def step(self, force: Sequence[int] | None = None) -> StepRecord:
+        """One step on the reference machine; the next input follows the step rule."""
         inputs = self.prepare_step()
         result = run_step(inputs.program, inputs.x, inputs.kc, inputs.vc)
-        next_token = result.token if forced is None else forced
-        self.finish_step(inputs.step, result.k_new, result.v_new, next_token)
+        next_token = next_input(inputs.step, result.token, force)
+        self.finish_step(inputs.plan, result.k_new, result.v_new, next_token)
         return StepRecord(inputs, result)
 
 
@@ -273,18 +326,21 @@ class Decode:
 def decode(model: TinyLM, n: int, start: int = 0, window: int | None = None, *,
            page_size: int = 4, n_pages: int = 64, paged: bool = True,
            force: Sequence[int] | None = None, calib_steps: int | None = None,
-           cfg: ChipConfig | None = None) -> Decode:
+           cfg: ChipConfig | None = None, sinks: int = 0) -> Decode:
     """Decode n tokens of one request on the reference machine (the chapter's generate).
 
     ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
-    Calibration covers ``calib_steps`` steps (default n) from every start token.
+    Calibration covers ``calib_steps`` steps (default n) from every start token. ``sinks``
+    keeps the first rows in every window (model.step_rule).
     """
-    calibration = calibrate(model, calib_steps or n, window)
+    check_window(window, sinks)
+    calibration = calibrate(model, calib_steps or n, window, sinks=sinks)
     programs = ProgramCache(model, calibration, cfg)
-    cache = paged_cache(model.dim, page_size, n_pages) if paged else ListCache(model.dim)
-    host = PagedHost(programs, cache, start, window)
+    cache = (paged_cache(model.dim, page_size, n_pages, sinks) if paged
+             else ListCache(model.dim))
+    host = PagedHost(programs, cache, start, window, sinks)
     tokens, records = [start], []
-    for step in range(1, n + 1):
-        records.append(host.step(None if force is None else force[step]))
+    for _ in range(n):
+        records.append(host.step(force))
         tokens.append(host.token)
     return Decode(tokens, records, len(programs), host.peak_pages, cache.pages_in_use())

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 __all__ = [
+    "CachingPageTable",
     "DuplicateRequest",
     "InvalidArgument",
     "InvariantError",
@@ -346,6 +347,8 @@ def check_invariants(table: PageTable) -> None:
     )
     for rid, request in table._requests.items():
         _check_request(rid, request, table.page_size)
+    if isinstance(table, CachingPageTable):
+        _check_cached_pages(table)
 
 
 def _occurrences(pages: np.ndarray, n_pages: int, where: str) -> np.ndarray:
@@ -389,3 +392,159 @@ def _check_request(rid: Hashable, request: _Request, page_size: int) -> None:
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise InvariantError(message)
+
+
+# ---- a page table for a prefix cache -------------------------------------------------------------
+
+
+class CachingPageTable(PageTable):
+    """A PageTable whose full pages can be *cached*: found by a key, kept after their last owner.
+
+    The prefix cache (model.prefix_cache) gives a page a key once the page is full; a later
+    request with the same prefix then ``adopt``s the page instead of recomputing its rows.
+    When its last owner leaves, a cached page is *evictable*: it stays on the free list (so
+    free + owned == total and every PageTable invariant still holds) but is handed out only
+    when no plain free page is left, least recently freed first and, of the pages one release
+    frees, the tail first (vLLM's order: a hit needs every page before it, so a tail is the
+    page least likely to be hit). Its key is dropped *before* it is handed out: a stale key
+    would find another request's rows.
+    """
+
+    def __init__(
+        self,
+        n_pages: int,
+        page_size: int,
+        row_shape: tuple[int, ...] = (),
+        dtype: DTypeLike = np.int64,
+    ) -> None:
+        super().__init__(n_pages, page_size, row_shape, dtype)
+        self.evictions = 0  # cached pages whose key was dropped to hand them out again
+        self._keys: dict[int, Hashable] = {}  # cached page -> its key
+        self._pages_by_key: dict[Hashable, int] = {}
+        self._evictable: dict[int, None] = {}  # unowned cached pages, next evicted first
+
+    # ---- cached pages -----------------------------------------------------------------------
+
+    def cache(self, page: int, key: Hashable) -> bool:
+        """Let ``key`` find ``page``; False, with nothing changed, if ``key`` already finds one.
+
+        Only a held page can be cached: a free page's rows may already belong to no one.
+        """
+        if self.refcount(page) == 0:
+            raise InvalidArgument(f"page {page} is free: only a page someone holds can be cached")
+        if page in self._keys:
+            raise InvalidArgument(f"page {page} is already cached under key {self._keys[page]!r}")
+        if key in self._pages_by_key:
+            return False
+        self._keys[page] = key
+        self._pages_by_key[key] = page
+        return True
+
+    def lookup(self, key: Hashable) -> int | None:
+        """The cached page ``key`` finds, held or evictable; None if there is none."""
+        return self._pages_by_key.get(key)
+
+    def key_of(self, page: int) -> Hashable | None:
+        """The key of a cached page; None for a plain page."""
+        return self._keys.get(page)
+
+    def cached_count(self) -> int:
+        """Pages a key can find, held or not."""
+        return len(self._keys)
+
+    def evictable_count(self) -> int:
+        """Cached pages nobody holds: free, but handed out only after every plain free page."""
+        return len(self._evictable)
+
+    def allocation_order(self) -> list[int]:
+        """The pages the next allocations take, in order: plain free pages (the top of the free
+        list first), then evictable pages (least recently freed first)."""
+        plain = [page for page in reversed(self._free) if page not in self._keys]
+        return plain + list(self._evictable)
+
+    def adopt(self, rid: Hashable, pages: list[int] | tuple[int, ...], skipped: int = 0) -> None:
+        """Start request ``rid`` on cached full pages: its logical pages from ``skipped`` on.
+
+        The request's length is ``(skipped + len(pages)) * page_size`` rows; its ``skipped``
+        first logical pages lie below its window and are not held. An evictable page leaves
+        the free list: adopting it costs one free page.
+        """
+        if rid in self._requests:
+            raise DuplicateRequest(f"request {rid!r} already exists; cannot adopt pages for it")
+        skipped = _as_index(rid, "skipped", skipped)
+        pages = [_as_index(rid, "page", page) for page in pages]
+        uncached = [page for page in pages if page not in self._keys]
+        if skipped < 0 or uncached or len(set(pages)) != len(pages):
+            raise InvalidArgument(
+                f"request {rid!r}: cannot adopt pages {pages} after {skipped} skipped: pages "
+                f"must be distinct cached pages ({uncached} are not cached), skipped >= 0"
+            )
+        for adopted in pages:
+            if self._refcounts[adopted] == 0:  # an evictable page comes back into use
+                self._free.remove(adopted)
+                del self._evictable[adopted]
+            self._refcounts[adopted] += 1
+        length = (skipped + len(pages)) * self.page_size
+        self._requests[rid] = _Request(list(pages), length, skipped)
+
+    # ---- PageTable, with the cached pages' order --------------------------------------------
+
+    def release(self, rid: Hashable) -> None:
+        pages = self.block_table(rid)
+        super().release(rid)
+        self._queue_tail_first(pages)
+
+    def trim(self, rid: Hashable, keep_from: int) -> None:
+        before = self.block_table(rid)
+        super().trim(rid, keep_from)
+        self._queue_tail_first(before[: len(before) - len(self.block_table(rid))])
+
+    def _queue_tail_first(self, freed: list[int]) -> None:
+        """Of the pages one call freed, evict the tail first: it is queued first."""
+        for page in reversed(freed):
+            if page in self._evictable:
+                del self._evictable[page]
+                self._evictable[page] = None
+
+    def _unref(self, page: int) -> None:
+        super()._unref(page)
+        if self._refcounts[page] == 0 and page in self._keys:
+            self._evictable[page] = None
+
+    def _allocate(self, rid: Hashable, purpose: str) -> int:
+        order = self.allocation_order()
+        if order:
+            page = order[0]
+            if page in self._evictable:
+                self._evict(page)
+            self._free.remove(page)
+            self._free.append(page)  # the top, where PageTable takes its next page
+        return super()._allocate(rid, purpose)
+
+    def _evict(self, page: int) -> None:
+        """Drop an evictable page's key: from now on no lookup can find it."""
+        del self._evictable[page]
+        del self._pages_by_key[self._keys.pop(page)]
+        self.evictions += 1
+
+
+def _check_cached_pages(table: CachingPageTable) -> None:
+    """The cached pages' bookkeeping: keys and pages map one to one; the evictable pages are
+    exactly the cached pages nobody holds; plain free + evictable + owned == total."""
+    _require(
+        {page: key for key, page in table._pages_by_key.items()} == table._keys,
+        f"keys {table._pages_by_key} and pages {table._keys} do not map one to one",
+    )
+    unowned = {page for page in table._keys if table._refcounts[page] == 0}
+    _require(
+        set(table._evictable) == unowned,
+        f"evictable pages {sorted(table._evictable)}, but the unowned cached pages are "
+        f"{sorted(unowned)}",
+    )
+    plain_free = sum(1 for page in table._free if page not in table._keys)
+    owned = sum(1 for count in table._refcounts if count > 0)
+    _require(
+        plain_free + len(table._evictable) + owned == table.n_pages,
+        f"{plain_free} plain free + {len(table._evictable)} evictable + {owned} owned pages "
+        f"!= {table.n_pages} pages",
+    )

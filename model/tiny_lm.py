@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from model.step_rule import attended_rows
+
 VOCAB = 16
 DIM = 8
 STRUCTURED_ATTENTION_BOUND = 0.25  # largest change attention may make to any structured logit
@@ -42,6 +44,14 @@ RANDOM_OUT_STD = 1.0 / np.sqrt(DIM)
 def rule_next(token: int) -> int:
     """The structured model's next token: f(t) = (5t + 3) mod 16 (a bijection of the vocab)."""
     return (5 * token + 3) % VOCAB
+
+
+def rule_tokens(start: int, steps: int) -> list[int]:
+    """[start, f(start), f(f(start)), ...]: what the structured model generates greedily."""
+    tokens = [start]
+    for _ in range(steps):
+        tokens.append(rule_next(tokens[-1]))
+    return tokens
 
 
 @dataclass(frozen=True)
@@ -165,55 +175,45 @@ def float_step(
     return trace.logits, trace.k, trace.v
 
 
-def check_window(window: int | None) -> None:
-    """A window is None (full attention) or holds at least the new token."""
-    if window is not None and window < 1:
-        raise ValueError(f"a window must hold at least the new token, got {window}")
-
-
-def context_size(step: int, window: int | None) -> int:
-    """Tokens step ``step`` (1-based) attends: itself and at most window - 1 before it."""
-    check_window(window)
-    return step if window is None else min(step, window)
-
-
-def window_slice(cache: ArrayLike, window: int | None, dim: int) -> np.ndarray:
-    """The last window - 1 cached rows (all of them without a window)."""
-    check_window(window)
+def window_slice(cache: ArrayLike, window: int | None, dim: int, sinks: int = 0) -> np.ndarray:
+    """The cached rows the next step attends (model.step_rule): the first ``sinks`` and the
+    most recent ones, window - 1 in all."""
     rows = as_rows(cache, dim)
-    keep = len(rows) if window is None else min(len(rows), window - 1)
-    return rows[len(rows) - keep :]
+    return rows[attended_rows(len(rows), window, sinks)]
 
 
 def float_windowed(
-    model: TinyLM, token: int, k_cache: ArrayLike, v_cache: ArrayLike, window: int | None
+    model: TinyLM, token: int, k_cache: ArrayLike, v_cache: ArrayLike, window: int | None,
+    sinks: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One decode step attending the new token and at most window - 1 previous ones."""
-    keys = window_slice(k_cache, window, model.dim)
-    values = window_slice(v_cache, window, model.dim)
+    keys = window_slice(k_cache, window, model.dim, sinks)
+    values = window_slice(v_cache, window, model.dim, sinks)
     return float_step(model, token, keys, values)
 
 
-def float_logits(model: TinyLM, tokens: list[int], window: int | None = None) -> np.ndarray:
+def float_logits(model: TinyLM, tokens: list[int], window: int | None = None,
+                 sinks: int = 0) -> np.ndarray:
     """Teacher-forced decode: the windowed logits of every step, fed ``tokens`` in order."""
     keys: list[np.ndarray] = []
     values: list[np.ndarray] = []
     logits = []
     for token in tokens:
-        step_logits, k, v = float_windowed(model, token, keys, values, window)
+        step_logits, k, v = float_windowed(model, token, keys, values, window, sinks)
         keys.append(k)
         values.append(v)
         logits.append(step_logits)
     return np.array(logits)
 
 
-def float_generate(model: TinyLM, start: int, n: int, window: int | None = None) -> list[int]:
+def float_generate(model: TinyLM, start: int, n: int, window: int | None = None,
+                   sinks: int = 0) -> list[int]:
     """Greedy decode of n tokens from ``start``: the list [start, t1, ..., tn]."""
     tokens = [start]
     keys: list[np.ndarray] = []
     values: list[np.ndarray] = []
     for _ in range(n):
-        logits, k, v = float_windowed(model, tokens[-1], keys, values, window)
+        logits, k, v = float_windowed(model, tokens[-1], keys, values, window, sinks)
         keys.append(k)
         values.append(v)
         tokens.append(int(np.argmax(logits)))

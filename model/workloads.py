@@ -6,6 +6,8 @@
   draws are the chapter's, so the same lengths come out (mean 274, median 194, longest 1,884).
 * ``share_prompt``    a prompt stored once and forked to several requests that each append
   rows of their own (part 2, and prefix alignment, the chapter's exercise 4).
+* ``serving_requests`` two dozen requests for the serving scheduler (model.serving): part 1's
+  lengths scaled to the tiny model, two shared system prompts, staggered arrivals.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from model.compiler import max_context
+from model.isa import ChipConfig
 from model.paged import PageTable
+from model.serving import Request
+from model.tiny_lm import VOCAB
 
 LENGTH_SEED = 11
 N_REQUESTS = 400
@@ -56,3 +62,34 @@ def share_prompt(
             table.append(rid, 0)
     table.release("prompt")
     return SharedPrompt(table.used(), table.cow_copies, padding_rows)
+
+
+SERVING_SEED = 5
+SERVING_REQUESTS = 24
+SYSTEM_PROMPT_LENGTHS = (9, 6)  # the two shared system prompts: 2 and 1 full pages of 4
+
+
+def serving_requests(
+    seed: int = SERVING_SEED, n_requests: int = SERVING_REQUESTS, cfg: ChipConfig | None = None
+) -> list[Request]:
+    """Requests for the serving scheduler (model.serving): example B's lengths, tiny model.
+
+    Each request's own length (its user prompt and its output) is one of example B's lengths
+    (``sample_lengths``, the chapter's draws) scaled from MAX_LENGTH down to the longest
+    context the chip attends, at least 2 and at most what still fits after its system prompt;
+    half of it (rounded down, at least 1) is user prompt, the rest output. Its prompt is one of
+    two shared system prompts, then the user prompt; tokens are uniform over the vocabulary.
+    Arrivals are staggered, 0 to 2 steps apart. Everything but the lengths comes from ``seed``.
+    """
+    rng = random.Random(seed)
+    longest = max_context(cfg or ChipConfig())
+    systems = [tuple(rng.randrange(VOCAB) for _ in range(n)) for n in SYSTEM_PROMPT_LENGTHS]
+    requests, arrival = [], 0
+    for rid, length in enumerate(sample_lengths(n_requests=n_requests)):
+        system = systems[rng.randrange(len(systems))]
+        own = min(longest + 1 - len(system), max(2, round(length * longest / MAX_LENGTH)))
+        user = max(1, own // 2)
+        prompt = system + tuple(rng.randrange(VOCAB) for _ in range(user))
+        requests.append(Request(rid, arrival, prompt, own - user))
+        arrival += rng.randrange(3)
+    return requests

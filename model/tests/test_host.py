@@ -10,7 +10,6 @@ testbench drives.
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
 import pytest
@@ -26,6 +25,7 @@ from model.host import (
     decode,
     paged_cache,
 )
+from model.step_rule import plan_step
 from model.tiny_lm import (
     DIM,
     TinyLM,
@@ -34,7 +34,6 @@ from model.tiny_lm import (
     random_model,
     structured_model,
 )
-from scripts import _common, mutate, report_model
 
 STEPS = 24
 WINDOW_PAGE_PAIRS = [(None, 4), (8, 4), (6, 2), (4, 4), (3, 1)]
@@ -140,7 +139,7 @@ def test_each_step_gathers_exactly_the_window_rows(random_lm, window, page):
     values = [r.result.v_new.tolist() for r in run.records]
     for r in run.records:
         lo = r.step - (r.step if window is None else min(r.step, window))
-        assert r.inputs.lo == lo and r.context == r.step - lo
+        assert r.inputs.plan.lo == lo and r.context == r.step - lo
         assert r.inputs.kc.tolist() == keys[lo : r.step - 1]
         assert r.inputs.vc.tolist() == values[lo : r.step - 1]
 
@@ -192,7 +191,7 @@ def test_prepare_and_finish_drive_the_same_decode_as_step(random_lm):
         inputs = host.prepare_step()
         ran = machine.run(inputs.image(), inputs.program.cfg)  # stands in for the RTL
         result = inputs.program.read_result(ran.ext, ran.counters)
-        host.finish_step(inputs.step, result.k_new, result.v_new, result.token)
+        host.finish_step(inputs.plan, result.k_new, result.v_new, result.token)
         tokens.append(host.token)
     assert tokens == expected.tokens
     assert len(programs) == expected.programs_compiled == window
@@ -200,9 +199,9 @@ def test_prepare_and_finish_drive_the_same_decode_as_step(random_lm):
 
 def test_finish_step_refuses_a_step_out_of_order(random_lm):
     host = PagedHost(ProgramCache(random_lm, calibrate(random_lm, 3, None)), ListCache(DIM), 0)
-    inputs = host.prepare_step()
+    host.prepare_step()
     with pytest.raises(ValueError, match="step 1 is in progress"):
-        host.finish_step(inputs.step + 1, np.zeros(DIM), np.zeros(DIM), 0)
+        host.finish_step(plan_step(2, None), np.zeros(DIM), np.zeros(DIM), 0)
 
 
 def test_a_record_reproduces_its_step(random_lm):
@@ -212,39 +211,3 @@ def test_a_record_reproduces_its_step(random_lm):
         replay = r.inputs.program.read_result(again.ext, again.counters)
         assert replay.logits_int.tolist() == r.logits_int.tolist()
         assert replay.cycles == r.cycles
-
-
-# ---- the report script -----------------------------------------------------------------------
-
-
-def test_report_model_prints_the_window_rule_and_flat_cycles(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(_common, "REPO_ROOT", tmp_path)
-    report_model.main()
-    assert "rule ok True" in capsys.readouterr().out
-    data = json.loads((tmp_path / "out" / "report_model.json").read_text())
-    steps, page = data["steps"], data["page_size"]
-    for entry in data["windows"]:
-        window = entry["window"]
-        assert entry["rule_ok"] and entry["flat_from_window"]
-        assert entry["programs_compiled"] == (steps if window is None else window)
-        assert entry["pages_after"] == {
-            str(step): expected_pages(step + 1, window, page) for step in (1, 8, 16, 32)}
-        assert entry["peak_pages"] == max(
-            expected_pages(step + 1, window, page) for step in range(1, steps + 1))
-        assert entry["total_cycles"] == sum(step[0] for step in entry["cycles"])
-
-
-# ---- the mutation runner's list stays in step with the code ------------------------------------
-
-
-def test_every_mutant_applies_to_exactly_one_line_of_the_current_code():
-    mutate.check_applicable(mutate.MUTANTS)  # raises MutantNotApplicable when a line drifted
-    assert len(mutate.MUTANTS) == len({(m.path, m.original, m.mutated) for m in mutate.MUTANTS})
-
-
-def test_a_mutant_whose_line_is_missing_or_repeated_fails_loudly():
-    mutant = mutate.Mutant("host", "example", "x.py", "a = 1", "a = 2")
-    assert mutate.mutate_text("if b:\n    a = 1\n", mutant) == "if b:\n    a = 2\n"
-    for text in ("b = 1\n", "a = 1\na = 1\n"):
-        with pytest.raises(mutate.MutantNotApplicable, match="not once"):
-            mutate.mutate_text(text, mutant)

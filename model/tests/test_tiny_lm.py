@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from model.step_rule import context_size
 from model.tiny_lm import (
     DIM,
     STRUCTURED_ATTENTION_BOUND,
     VOCAB,
     TinyLM,
-    context_size,
     float_generate,
     float_logits,
     float_step,
@@ -25,7 +25,6 @@ from model.tiny_lm import (
     random_model,
     structured_model,
 )
-from scripts import example_b_part3
 
 RANDOM_SEED = 2  # the chapter's random model for check (5)
 STEPS = 24
@@ -165,10 +164,3 @@ def test_context_size_and_window_validation():
     assert [context_size(step, None) for step in (1, 9)] == [1, 9]
     with pytest.raises(ValueError, match="at least the new token"):
         float_windowed(random_model(1), 0, [], [], 0)
-
-
-def test_example_b_part3_full_window_is_exact_and_small_windows_cost():
-    rows = example_b_part3.window_accuracy_rows(seeds=(1,), windows=(2, 24))
-    small, full = rows
-    assert (full.agree, full.total, full.mean_logit_error) == (full.total, 16 * STEPS, 0.0)
-    assert small.agree < small.total and small.mean_logit_error > 0.05

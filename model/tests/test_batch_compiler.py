@@ -1,0 +1,172 @@
+"""Batched decode programs (model.batch_compiler): every request equals its solo run, exactly.
+
+The solo program (model.compiler.compile_step / run_step) is the reference: for random batches
+of random contexts, each request's logits, token and new K/V rows must be the same integers.
+Cycle counts are closed-form functions of the programs, so the throughput checks are exact.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model.batch_compiler import (
+    BATCH_MAX,
+    BatchLayout,
+    BatchProgramCache,
+    compile_batch,
+    main,
+    measure,
+    requant_runs,
+    run_batch,
+    shared_context_scales,
+    solo_throughput,
+)
+from model.compiler import Requant, calibrate, max_context, run_step
+from model.host import ProgramCache
+from model.isa import ChipConfig, Op, disassemble
+from model.tiny_lm import random_model
+
+CFG = ChipConfig()
+LONGEST = max_context(CFG)
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    return calibrate(random_model(2), LONGEST, None, starts=[0])
+
+
+@pytest.fixture(scope="module", params=["per-context scales", "shared scales"])
+def programs(request, calibration) -> ProgramCache:
+    if request.param == "shared scales":
+        calibration = shared_context_scales(calibration)
+    return ProgramCache(random_model(2), calibration, CFG)
+
+
+def random_inputs(programs: ProgramCache, contexts, rng):
+    """x of random tokens; random int8 cached rows (any int8 row is a legal input)."""
+    d = programs.model.dim
+    xs = [programs.x_table[t] for t in rng.integers(0, programs.model.vocab, len(contexts))]
+    kcs = [rng.integers(-128, 128, (n - 1, d)) for n in contexts]
+    vcs = [rng.integers(-128, 128, (n - 1, d)) for n in contexts]
+    return xs, kcs, vcs
+
+
+def outputs(result) -> tuple:
+    return (result.logits_int.tolist(), result.token, result.k_new.tolist(),
+            result.v_new.tolist())
+
+
+@settings(max_examples=25, deadline=None)
+@given(contexts=st.lists(st.integers(1, LONGEST), min_size=1, max_size=BATCH_MAX),
+       seed=st.integers(0, 2**16))
+def test_every_request_equals_its_solo_run(programs, contexts, seed):
+    rng = np.random.default_rng(seed)
+    xs, kcs, vcs = random_inputs(programs, contexts, rng)
+    batch = run_batch(compile_batch(programs, contexts), xs, kcs, vcs)
+    for i, n in enumerate(contexts):
+        solo = run_step(programs.get(n), xs[i], kcs[i], vcs[i])
+        assert outputs(batch.steps[i]) == outputs(solo), f"request {i} of contexts {contexts}"
+
+
+def test_short_contexts_and_full_batches_equal_solo(programs):
+    """The edges the random draw may miss: context 1 (no cached rows), 64, eight requests."""
+    rng = np.random.default_rng(7)
+    for contexts in ([1] * BATCH_MAX, [LONGEST] * BATCH_MAX, [1, LONGEST, 2, LONGEST - 1]):
+        xs, kcs, vcs = random_inputs(programs, contexts, rng)
+        batch = run_batch(compile_batch(programs, contexts), xs, kcs, vcs)
+        for i, n in enumerate(contexts):
+            assert outputs(batch.steps[i]) == outputs(run_step(programs.get(n), xs[i], kcs[i],
+                                                               vcs[i]))
+
+
+def matmuls(program) -> int:
+    return sum(instr.op == Op.MATMUL for instr in disassemble(program.words))
+
+
+def test_shared_scales_run_each_projection_as_one_matmul(calibration):
+    """Q, K, V, output and LM head: 5 matmuls for any batch, plus 2 per request (attention)."""
+    programs = ProgramCache(random_model(2), shared_context_scales(calibration), CFG)
+    contexts = [1, 5, 9, 30, 64, 2, 3, 17]
+    assert matmuls(compile_batch(programs, contexts)) == 5 + 2 * len(contexts)
+
+
+def test_per_context_scales_split_projections_by_requant(calibration):
+    """Different contexts have different Q/output/LM-head requants: one matmul per run of them."""
+    programs = ProgramCache(random_model(2), calibration, CFG)
+    contexts = [1, 1, 2, 1]
+    q_runs = requant_runs([programs.get(n).scales.requants["q"] for n in contexts])
+    assert [rows for _, rows in q_runs] == [2, 1, 1]
+    # K and V scales are shared by every context: one matmul each; Q, out, logits: three each
+    assert matmuls(compile_batch(programs, contexts)) == 2 + 3 * 3 + 2 * len(contexts)
+
+
+def test_requant_runs():
+    a, b = Requant(0.5, 1, 2), Requant(0.25, 1, 3)
+    assert requant_runs([a, a, b, a]) == [(0, 2), (2, 1), (3, 1)]
+    assert requant_runs([a]) == [(0, 1)]
+
+
+def test_one_layout_for_every_batch(programs):
+    """Weights, inputs and outputs sit at the same addresses whatever the contexts: a testbench
+    loads the weights once. The largest batch fits the chip."""
+    layouts = {compile_batch(programs, c).layout for c in ([1], [64] * BATCH_MAX, [3, 9])}
+    assert len(layouts) == 1
+    (layout,) = layouts
+    assert layout == BatchLayout.for_model(programs.model, CFG)
+    assert layout.end <= CFG.ext_words
+    weights = {compile_batch(programs, c).weight_words.tobytes() for c in ([1], [7, 8])}
+    assert weights == {programs.get(1).weight_words.tobytes()}
+
+
+def test_batch_programs_are_cached_by_contexts(programs):
+    cache = BatchProgramCache(programs)
+    assert cache.get([2, 3]) is cache.get((2, 3))
+    assert cache.get([3, 2]) is not cache.get([2, 3])
+    assert cache.x_table is programs.x_table
+
+
+@pytest.mark.parametrize("contexts", [[], [1] * (BATCH_MAX + 1), [0], [LONGEST + 1]])
+def test_bad_batches_are_refused(programs, contexts):
+    with pytest.raises(ValueError, match=r"batch holds|outside"):
+        compile_batch(programs, contexts)
+
+
+def test_wrong_inputs_are_refused(programs):
+    program = compile_batch(programs, [3, 1])
+    x = programs.x_table[0]
+    rows = np.zeros((2, programs.model.dim), dtype=np.int64)
+    none = rows[:0]
+    with pytest.raises(ValueError, match="takes 2 cached rows"):
+        program.image([x, x], [rows[:1], none], [rows, none])
+    with pytest.raises(ValueError, match="takes as many"):
+        program.image([x], [rows], [rows])
+
+
+# ---- throughput --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("context", [1, 8, 64])
+def test_one_request_costs_what_the_solo_program_costs(programs, context):
+    """At B = 1 the batch program does the solo program's work: the same cycles, unit by unit."""
+    assert measure(programs, 1, context).cycles == solo_throughput(programs, context).cycles
+
+
+def test_throughput_grows_with_the_batch(programs):
+    """Tokens per 1,000 cycles rise with B; at context 1, eight requests reach 2.5x one."""
+    for context in (1, 8, 32):
+        rates = [measure(programs, b, context).tokens_per_kilocycle for b in (1, 2, 4, 8)]
+        assert rates == sorted(rates) and len(set(rates)) == 4
+    short = [measure(programs, b, 1).tokens_per_kilocycle for b in (1, 8)]
+    assert short[1] / short[0] >= 2.5
+
+
+def test_main_prints_the_table(capsys):
+    main()
+    out = capsys.readouterr().out
+    assert "tokens per 1,000 cycles" in out
+    assert len(re.findall(r"\d\.\d\dx", out)) == 4 * 4  # a gain per batch size and context

@@ -50,13 +50,21 @@ bench: setup
 	$(PY) -m scripts.bench_chip
 	$(PY) -m scripts.bench_tb
 
-## test: the whole test suite, in parallel on $(JOBS) workers
-test: setup
+## test: lint, then the whole test suite, in parallel on $(JOBS) workers
+test: setup lint
 	$(VENV)/bin/pytest -n $(JOBS) --dist loadgroup
 
-## lint: Verilator's lint on the RTL, ruff on the Python
+## lint: Verilator's lint (-Wall, no waivers) on the RTL and on every testbench top of hw/tb
+##       (with --timing: they make clocks with delays), ruff on the Python
+LINT     := verilator --lint-only --quiet -Wall -Ihw/rtl
+TB_TOPS  := $(patsubst hw/tb/%.v,%,$(wildcard hw/tb/*_harness.v)) replay_tb
 lint: setup
-	verilator --lint-only -Wall -Ihw/rtl hw/rtl/*.v --top-module chip_top
+	$(LINT) hw/rtl/*.v --top-module chip_top
+	@for top in $(TB_TOPS); do \
+		echo "$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top"; \
+		$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top || exit 1; \
+	done
+	$(LINT) --timing +define+CHIP_HARNESS_CLOCK hw/rtl/*.v hw/tb/*.v --top-module chip_harness
 	$(VENV)/bin/ruff check .
 
 ## clean: remove generated output (builds, runs, reports); keeps the venv
@@ -70,7 +78,7 @@ clean:
 TEST ?= chapter_decode and W8
 SIM  ?= icarus
 waves: setup
-	$(PY) -m verif.waves "$(TEST)" "$(SIM)"
+	$(PY) -m scripts.waves "$(TEST)" "$(SIM)"
 
 ## coverage: merge the functional coverage of every passing run under out/runs and print it
 coverage: setup

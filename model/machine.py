@@ -190,6 +190,12 @@ class RunResult:
     counters: Counters
     error: ErrorCode
     error_pc: int
+    # every external address a STORE wrote, ascending, once each; its final value is ext[address]
+    written: tuple[int, ...] = ()
+
+    def writes(self) -> dict[int, int]:
+        """The words the program wrote to external memory: address -> final value."""
+        return {address: int(self.ext[address]) for address in self.written}
 
 
 class MachineError(RuntimeError):
@@ -226,6 +232,7 @@ class Machine:
         self.ext[: image.size] = image
         self.sram = np.zeros(self.cfg.sram_words, dtype=np.uint32)
         self.counters = Counters()
+        self.stored = np.zeros(self.cfg.ext_words, dtype=bool)  # external words a STORE wrote
 
     def run(self, raise_on_error: bool = False) -> RunResult:
         """Execute until HALT or an error; with raise_on_error an error raises MachineError."""
@@ -254,6 +261,7 @@ class Machine:
     def _stop(self, error, pc, instr, raise_on_error) -> RunResult:
         self.counters.wrapped()
         result = RunResult(self.ext.copy(), self.sram.copy(), self.counters, error, pc)
+        result.written = tuple(np.flatnonzero(self.stored).tolist())
         if error != ErrorCode.OK and raise_on_error:
             raise MachineError(result, instr)
         return result
@@ -309,6 +317,7 @@ class Machine:
             self.counters.dma_words += i.length
         elif op == Op.STORE:
             self.ext[i.a : i.a + i.length] = self.sram[i.b : i.b + i.length]
+            self.stored[i.a : i.a + i.length] = True
             self.counters.dma_words += i.length
         elif op == Op.MATMUL:
             self._matmul(i)

@@ -1,6 +1,6 @@
 """Simulated chip cycles per second: reference machine, Icarus and Verilator (cocotb and replay).
 
-Every engine runs the same constrained-random programs (the seeds of sim/tests/chip_cocotb.py's
+Every engine runs the same constrained-random programs (the seeds of verif/chip_programs.py's
 `random_programs`), so the figures are comparable; builds are made before timing starts. Prints
 one table from one run and writes out/bench_chip.json.
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from model import machine, randprog
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.runner import REPO_ROOT, RUNS_ROOT, run_test
-from sim.tests.chip_cocotb import program_seed
 from sim.toolchain import SIMULATORS
+from verif.chip_programs import program_seed
 from verif.launch import chip_build
 
 RUN_SEED = 1
@@ -42,7 +42,7 @@ def reference_seconds(progs: list[randprog.RandomProgram]) -> float:
 def cocotb_seconds(sim: str, count: int) -> float:
     chip = chip_build(sim, waves=False)
     folder = RUNS_ROOT / sim / "bench_chip"
-    return timed(lambda: run_test(chip, "sim.tests.chip_cocotb", testcase="random_programs",
+    return timed(lambda: run_test(chip, "verif.chip_programs", testcase="random_programs",
                                   seed=RUN_SEED, test_dir=folder,
                                   extra_env={"PROGRAMS": str(count)}))
 

@@ -12,7 +12,7 @@ compares memory and counters in Verilog with no Python at run time. Reported, fr
   page-table agent, coverage: timed sections that never await);
 * the ratio environment / replay per step, and for the whole process as a user sees it;
 * the part of the environment's per-step time that is the host compiling each decode's programs
-  (calibration and one program per context size, done by every DecodeSequence inside the
+  (calibration and one program per context size, done by every DecodeSeq inside the
   environment's timer; the replay's programs are compiled before it starts), timed here in this
   process, and the ratio without it.
 
@@ -32,19 +32,18 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
 
 from model import machine
 from model.compiler import calibrate
-from model.host import ProgramCache
+from model.host import ProgramCache, decode
 from model.isa import ChipConfig
-from model.tiny_lm import context_size, make_model
+from model.step_rule import context_size
+from model.tiny_lm import make_model
 from scripts._common import REPO_ROOT, write_json
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.decode_checks import reference_decode
-from verif.decode_spec import DecodeSpec
 from verif.launch import chip_build, run_decode
+from verif.plans import CHAPTER_WINDOWS, chapter_spec
 
 BENCH_DIR = REPO_ROOT / "out" / "bench_tb"
-PLAN = [DecodeSpec(f"structured-W{w}", "structured", steps=32, window=w, page_size=4)
-        for w in (None, 8, 4)]
+PLAN = [chapter_spec(window) for window in CHAPTER_WINDOWS]
 
 
 @dataclass
@@ -78,7 +77,9 @@ def replay_records() -> list[Record]:
     """The plan's steps as replay records: image, output region, the machine's result."""
     cfg, records = ChipConfig(), []
     for spec in PLAN:
-        for record in reference_decode(spec).records:
+        model = make_model(spec.model, spec.model_seed)
+        run = decode(model, spec.steps, spec.start, spec.window, page_size=spec.page_size)
+        for record in run.records:
             image = record.inputs.image()
             layout = record.inputs.program.layout
             records.append(Record(image, [(layout.logits, layout.end - layout.logits)],
@@ -104,7 +105,7 @@ def time_environment(sim: str) -> tuple[float, dict]:
     """(whole run seconds, result file) of the pyuvm environment on the plan."""
     build = chip_build(sim)
     started = time.perf_counter()
-    run = run_decode(build, "plan_decode_test", PLAN, seed=1, run_dir=BENCH_DIR / sim / "env")
+    run = run_decode(build, "PlanDecodeTest", PLAN, seed=1, run_dir=BENCH_DIR / sim / "env")
     seconds = time.perf_counter() - started
     return seconds, run.raise_if_failed()
 

@@ -3,23 +3,22 @@
 Everything comes from the result files the chapter decodes wrote (out/runs/<sim>/<node>/seed<N>/
 result.json, see verif/run_record.py): the tokens, the programs compiled, the pages in use
 after each step, the five cycle counters the RTL reported and the scoreboard's count of
-differences per step. Nothing here is the reference model's prediction: the tests compared
-those already (sim/tests/test_decode.py), and a failing run shows up here as its status, its
-missing steps and the mismatch count of the step where the scoreboard stopped it.
+differences per step. Nothing here is the reference model's prediction: each run compared those
+already (its scoreboard, and verif/decode_checks.py once per decode), and a failing run shows up
+here as its status, its missing steps and the mismatch count of the step where it stopped.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from model.machine import Counters
-from sim.tests.test_decode import CHAPTER_STEPS, CHAPTER_WINDOWS, TABLE_STEPS, chapter_spec
 from sim.toolchain import SIMULATORS
-from verif.decode_checks import rule_differences
+from verif.decode_checks import token_problems
 from verif.decode_spec import DecodeSpec
-from verif.run_record import RESULT_FILE
+from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, TABLE_STEPS, chapter_spec
+from verif.run_record import RESULT_FILE, read_result
 
 PAGE_STEPS = (1, 8, 16, 32)  # the chapter's "pages in use after step ..." columns
 
@@ -33,6 +32,8 @@ class StepRow:
     pages_in_use: int | None  # after the step appended its row and trimmed
     counters: dict[str, int]  # the five cycle counters
     mismatches: int  # the scoreboard's differences in this step
+    all_counters: dict = field(default_factory=dict)  # every counter, events included
+    outputs: list[int] = field(default_factory=list)  # the output region's words
 
 
 @dataclass
@@ -71,13 +72,14 @@ def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
     decode = result["decodes"][0] if result["decodes"] else None
     names = Counters.CYCLE_NAMES
     steps = [StepRow(s["step"], s["context"], None,
-                     {n: s["counters"][n] for n in names if n in s["counters"]}, s["mismatches"])
+                     {n: s["counters"][n] for n in names if n in s["counters"]}, s["mismatches"],
+                     s["counters"], s.get("outputs", []))
              for s in result["steps"]]
     for row, pages in zip(steps, decode["pages_after"] if decode else [], strict=False):
         row.pages_in_use = pages
     tokens = decode["tokens"] if decode else []
     spec = DecodeSpec(**decode["spec"]) if decode else chapter_spec(window)
-    rule_ok = len(tokens) == spec.steps + 1 and not rule_differences(spec, tokens)
+    rule_ok = len(tokens) == spec.steps + 1 and not token_problems(spec, tokens)
     return ChapterRun(
         sim=result["sim"], window=window, status=result["status"], run_dir=str(run_dir),
         tokens=tokens, rule_ok=rule_ok,
@@ -89,7 +91,7 @@ def chapter_window(result: dict) -> tuple[bool, int | None]:
     """(is a chapter decode, its window), told by the spec name the decode ran with."""
     names = {chapter_spec(w).name: w for w in CHAPTER_WINDOWS}
     specs = [d["spec"]["name"] for d in result.get("decodes", [])]
-    if result.get("test") != "plan_decode_test" or len(specs) != 1 or specs[0] not in names:
+    if result.get("test") != "PlanDecodeTest" or len(specs) != 1 or specs[0] not in names:
         return False, None
     return True, names[specs[0]]
 
@@ -99,7 +101,7 @@ def collect_runs(run_dirs: list[Path]) -> list[ChapterRun]:
     found: dict[tuple[str, int | None], ChapterRun] = {}
     results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
     for path in sorted(results, key=lambda p: p.stat().st_mtime):
-        result = json.loads(path.read_text())
+        result = read_result(path.parent)
         is_chapter, window = chapter_window(result)
         if is_chapter:
             found[(result["sim"], window)] = read_run(path.parent, result, window)
@@ -107,12 +109,38 @@ def collect_runs(run_dirs: list[Path]) -> list[ChapterRun]:
             for w in CHAPTER_WINDOWS for sim in SIMULATORS]
 
 
+def first_disagreement(runs: list[ChapterRun], window: int | None) -> str | None:
+    """Where Icarus and Verilator first differ in this window's decode (any counter or output
+    word of any step), or that one of them is missing or incomplete; None when they agree."""
+    pair = [r for r in runs if r.window == window]
+    where = label(window)
+    for run in pair:
+        if len(run.steps) != CHAPTER_STEPS:
+            return f"{where}: {run.sim} has {len(run.steps)} of {CHAPTER_STEPS} steps"
+    if len(pair) != len(SIMULATORS):
+        return f"{where}: {len(pair)} of {len(SIMULATORS)} simulators ran"
+    first, *others = pair
+    for other in others:
+        for a, b in zip(first.steps, other.steps, strict=True):
+            for name in sorted(set(a.all_counters) | set(b.all_counters)):
+                if a.all_counters.get(name) != b.all_counters.get(name):
+                    return (f"{where}: step {a.step}: counter {name}: {first.sim} "
+                            f"{a.all_counters.get(name)}, {other.sim} {b.all_counters.get(name)}")
+            if a.outputs != b.outputs:
+                i = next((i for i, (x, y) in enumerate(zip(a.outputs, b.outputs, strict=False))
+                          if x != y), min(len(a.outputs), len(b.outputs)))
+                return (f"{where}: step {a.step}: output word {i}: {first.sim} "
+                        f"{_word(a.outputs, i)}, {other.sim} {_word(b.outputs, i)}")
+    return None
+
+
+def _word(words: list[int], i: int) -> str:
+    return f"{words[i]:#010x}" if i < len(words) else "missing"
+
+
 def simulators_agree(runs: list[ChapterRun], window: int | None) -> bool:
-    """Icarus and Verilator reported the same five counters at every step of this window."""
-    counters = [[row.counters for row in r.steps] for r in runs if r.window == window]
-    complete = all(len(c) == CHAPTER_STEPS for c in counters)
-    return complete and len(counters) == len(SIMULATORS) and all(c == counters[0]
-                                                                for c in counters)
+    """Icarus and Verilator reported the same counters and outputs at every step."""
+    return first_disagreement(runs, window) is None
 
 
 # ---- regress.json --------------------------------------------------------------------------
@@ -186,8 +214,8 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def agreement_lines(runs: list[ChapterRun]) -> list[str]:
-    return [f"{label(w)}: Icarus and Verilator agree on every counter of every step: "
-            f"{simulators_agree(runs, w)}" for w in CHAPTER_WINDOWS]
+    return [f"{label(w)}: Icarus and Verilator agree on every counter and output word of every "
+            f"step: {simulators_agree(runs, w)}" for w in CHAPTER_WINDOWS]
 
 
 def terminal_tables(runs: list[ChapterRun]) -> str:

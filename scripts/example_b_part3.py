@@ -48,9 +48,10 @@ class WindowAccuracyRow:
 
 
 def window_accuracy_rows(
-    seeds: tuple[int, ...] = MODEL_SEEDS, windows: tuple[int, ...] = WINDOWS
+    seeds: tuple[int, ...] = MODEL_SEEDS, windows: tuple[int, ...] = WINDOWS, sinks: int = 0
 ) -> list[WindowAccuracyRow]:
-    """The table: one row per window, teacher-forced on the full-context float tokens."""
+    """The table: one row per window, teacher-forced on the full-context float tokens; with
+    ``sinks`` every window also keeps the first rows (model.step_rule)."""
     agree = dict.fromkeys(windows, 0)
     errors: dict[int, list[np.ndarray]] = {window: [] for window in windows}
     total = 0
@@ -61,7 +62,7 @@ def window_accuracy_rows(
             full = float_logits(model, inputs)
             total += STEPS
             for window in windows:
-                windowed = float_logits(model, inputs, window)
+                windowed = float_logits(model, inputs, window, sinks)
                 agree[window] += int((windowed.argmax(1) == full.argmax(1)).sum())
                 difference = np.linalg.norm(windowed - full, axis=1)
                 errors[window].append(difference / np.linalg.norm(full, axis=1))

@@ -1,4 +1,7 @@
-"""The chapter's exercises, as features of the model: one table each.
+"""The chapter's exercises, as features: one table each, in out/exercises.json.
+
+* Exercises 1 (page sizes) and 3 (attention sinks) ran on the RTL, under the testbench, as
+  decode tests; scripts/exercise_decodes.py reads their tables from the runs' result files.
 
 * Exercise 2, admission: example B's pool (8,192 rows in pages of 16, part 1's main page
   size) and its 400 sampled lengths, all queued at step 0; each rule of model/admission.py
@@ -11,14 +14,18 @@
 Each exercise is one entry of ``EXERCISES``: a key of out/exercises.json, a function that
 returns the JSON-ready table and one that prints it. Adding an exercise is one line there.
 
-Run from the repository root: ``python -m scripts.exercises`` or
-``python scripts/exercises.py``. Writes ``out/exercises.json``.
+Run from the repository root: ``python -m scripts.exercises [--since EPOCH]`` (the RTL runs
+written since then; default: the newest ones) or ``python scripts/exercises.py``. Writes
+``out/exercises.json``; exits non-zero when an RTL run is missing or an exercise's check fails.
 """
 
 from __future__ import annotations
 
+import argparse
+import io
 import sys
 from collections.abc import Callable
+from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,7 @@ from scripts.example_b import (
     SHARE_POOL_PAGES,
     SHARERS,
 )
+from scripts.exercise_decodes import page_sizes_table, print_page_sizes, print_sinks, sinks_table
 
 # ---- exercise 2: admission -----------------------------------------------------------------
 
@@ -168,26 +176,60 @@ class Exercise:
 
     key: str
     title: str
-    table: Callable[[], dict[str, Any]]
+    table: Callable[[float], dict[str, Any]]  # the RTL runs to read: those written since
     show: Callable[[dict[str, Any]], None]
 
 
 EXERCISES = (
+    Exercise("page_sizes", "exercise 1: pages of 1 to 16 rows, W = 8, on the RTL",
+             page_sizes_table, print_page_sizes),
     Exercise("admission", "exercise 2: admission rules on example B's pool",
-             admission_table, print_admission),
+             lambda since: admission_table(), print_admission),
+    Exercise("sinks", "exercise 3: attention sinks (W = 8, S = 2) on the RTL, and accuracy",
+             sinks_table, print_sinks),
     Exercise("prefix_alignment", "exercise 4: prefix padded to a page boundary before fork",
-             prefix_alignment_table, print_prefix_alignment),
+             lambda since: prefix_alignment_table(), print_prefix_alignment),
 )  # fmt: skip
 
 
-def main() -> None:
-    results = {}
+def problems(results: dict[str, Any]) -> list[str]:
+    """What the RTL exercises failed to show: a missing run, a broken rule, a wrong count."""
+    found = [f"exercise 1: missing run {miss}" for miss in results["page_sizes"]["missing"]]
+    found += [f"exercise 1: pages of {r['page_size']}: {what}"
+              for r in results["page_sizes"]["rows"]
+              for what, bad in (("cycles not flat", r["steady_cycles"] is None),
+                                ("simulators differ", not r["simulators_agree"])) if bad]
+    for r in results["sinks"]["rtl"]:
+        checks = ("rule_ok", "pages_exact", "flat_cycles")
+        found += ([f"exercise 3: {r['sim']}: missing run"] if not r["ran"] else
+                  [f"exercise 3: {r['sim']}: {name} is False" for name in checks if not r[name]])
+    return found
+
+
+def run(since: float = 0.0) -> tuple[dict[str, Any], str]:
+    """Every exercise's table, and the text they printed (for the report)."""
+    results, text = {}, io.StringIO()
     for exercise in EXERCISES:
-        print(f"\n== {exercise.title}")
-        results[exercise.key] = exercise.table()
-        exercise.show(results[exercise.key])
+        with redirect_stdout(text):
+            print(f"\n== {exercise.title}")
+            results[exercise.key] = exercise.table(since)
+            exercise.show(results[exercise.key])
+    return results, text.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--since", type=float, default=0.0,
+                        help="read RTL runs written since this time (epoch seconds)")
+    args = parser.parse_args(argv)
+    results, text = run(args.since)
+    print(text, end="")
     print(f"\nwrote {write_json('exercises.json', results)}")
+    found = problems(results)
+    for problem in found:
+        print(f"PROBLEM: {problem}")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,13 +5,16 @@ Stages, each timed:
 1. simulator builds: the chip harness on Icarus and Verilator, made once before the parallel
    runs (a no-op when they are up to date);
 2. software checks and decodes: one pytest-xdist session of the `chapter` suite
-   (scripts/suites.py): model/tests and the 32-step decodes with W = None, 8, 4 on both
-   simulators, the scoreboard checking every step;
+   (scripts/suites.py): model/tests, the 32-step decodes with W = None, 8, 4 and the RTL
+   exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks) on both simulators, the
+   scoreboard checking every step;
 3. examples A and B (scripts/example_a.py, scripts/example_b.py): the paged cache event by
    event, and what paging, sharing and windows buy;
-4. mutation run (scripts/mutate.py);
-5. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/,
-   out/regress.json, and the coverage report out/coverage.md.
+4. exercises (scripts/exercises.py): the chapter's four exercises as tables, out/exercises.json;
+5. mutation run (scripts/mutate.py);
+6. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
+   (the chapter's Figures 15.2-15.7 among them), out/regress.json, and the coverage report
+   out/coverage.md; it fails when Icarus and Verilator differ in any counter or output word.
 
 Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
 `CODE_COVERAGE=0 make run` skips it). A failing stage does not stop the later ones; the exit
@@ -36,14 +39,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scripts import chapter_report, report_plots
+from scripts import chapter_report, exercise_plots, exercises, report_plots
+from scripts._common import write_json
 from scripts.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from sim.runner import REPO_ROOT
 from sim.toolchain import SIMULATORS
 from verif.launch import chip_build
+from verif.plans import CHAPTER_WINDOWS
 
 CHAPTER_SUITE = "chapter"
-CHAPTER_PATHS = ("sim/tests/test_decode.py", "model/tests")  # the simulations first: longest
+CHAPTER_PATHS = ("verif/tests/test_decode.py", "model/tests")  # the simulations first: longest
 JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"
@@ -89,7 +94,7 @@ def build_simulators() -> tuple[bool, str]:
 def checks_and_decodes(jobs: int) -> tuple[bool, str]:
     run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT, CHAPTER_PATHS)
     software = junit_counts(JUNIT, "model.tests")
-    decodes = junit_counts(JUNIT, "sim.tests")
+    decodes = junit_counts(JUNIT, "verif.tests")
     return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
 
 
@@ -104,6 +109,24 @@ def mutation_summary() -> tuple[bool, str]:
     survivors = [m["description"] for m in mutants if not m["caught"]]
     caught = f"{len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
     return ok, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+
+
+@dataclass
+class ExerciseStage:
+    """The exercises stage: its tables as printed (for the report) and their problems."""
+
+    since: float
+    text: str = ""
+
+    def run(self) -> tuple[bool, str]:
+        results, self.text = exercises.run(self.since)
+        print(self.text, end="")
+        path = write_json("exercises.json", results)
+        found = exercises.problems(results)
+        for problem in found:
+            print(f"PROBLEM: {problem}")
+        return not found, (f"{len(results)} exercises, {rel(path)}"
+                           + (f"; {'; '.join(found)}" if found else ""))
 
 
 @dataclass
@@ -124,9 +147,16 @@ class Report:
         coverage = write_coverage_report(run_dirs, self.decodes_since, "make run")
         print(f"\nwrote {rel(REGRESS_JSON)}, {rel(coverage)}, {rel(JUNIT)} and "
               f"{len(self.plots)} plots in {rel(PLOTS)}/")
-        ok = all(run.status == "passed" and run.rule_ok for run in self.runs)
-        verdict = f"{len(self.runs)} decodes passed, rule ok"
-        return ok, verdict if ok else "a decode is missing or failed"
+        failed = [f"{run.sim} {chapter_report.label(run.window)}: {run.status}"
+                  for run in self.runs if run.status != "passed" or not run.rule_ok]
+        disagreements = [d for w in CHAPTER_WINDOWS
+                         if (d := chapter_report.first_disagreement(self.runs, w))]
+        if failed or disagreements:
+            return False, "; ".join(
+                [*(f"decode failed: {f}" for f in failed),
+                 *(f"Icarus and Verilator differ: {d}" for d in disagreements)])
+        return True, (f"{len(self.runs)} decodes passed, rule ok; Icarus and Verilator agree "
+                      "on every counter and output word of every step")
 
 
 def rel(path: Path) -> str:
@@ -146,7 +176,11 @@ def write_plots(runs: list[chapter_report.ChapterRun], since: float) -> list[Pat
     example_b = example_b_rows(since)
     if example_b:
         plots += [report_plots.memory_plot(example_b["part1"], PLOTS / "example_b_memory.png"),
-                  report_plots.sharing_plot(example_b["part2"], PLOTS / "example_b_sharing.png")]
+                  report_plots.sharing_plot(example_b["part2"], PLOTS / "example_b_sharing.png"),
+                  exercise_plots.window_agreement_plot(
+                      example_b["part3"], PLOTS / "figure_15_6_window_agreement.png"),
+                  exercise_plots.batch_vs_context_plot(
+                      example_b["part4"], PLOTS / "figure_15_7_batch_vs_context.png")]
     return plots
 
 
@@ -171,7 +205,18 @@ def stage_rows(stages: list[Stage]) -> list[list[str]]:
     return [[s.name, "ok" if s.ok else "FAILED", f"{s.seconds:.1f}", s.note] for s in stages]
 
 
-def markdown_report(report: Report, stages: list[Stage], wall: float) -> str:
+def part3_comparison(example_b: dict) -> str:
+    """Example B part 3 beside the chapter's figures: our random models are not the chapter's."""
+    comparison = exercise_plots.window_agreement_comparison(example_b["part3"])
+    rows = [[str(w), f"{ours:.1f}%", f"{chapter:.1f}%" if chapter is not None else "-"]
+            for w, ours, chapter in zip(comparison["window"], comparison["ours_percent"],
+                                        comparison["chapter_percent"], strict=True)]
+    return (chapter_report.markdown_table(["W", "agreement, ours", "agreement, chapter"], rows)
+            + f"\n\n{comparison['note']}")
+
+
+def markdown_report(report: Report, stages: list[Stage], wall: float,
+                    exercise_text: str = "") -> str:
     example_b = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
@@ -180,6 +225,10 @@ def markdown_report(report: Report, stages: list[Stage], wall: float) -> str:
                                       stage_rows(stages)),
         "## Decodes on the RTL", chapter_report.markdown_tables(report.runs),
         "## Example B", example_b_tables(example_b) if example_b else "example B did not run",
+        "### Example B part 3 beside the chapter's Figure 15.6",
+        part3_comparison(example_b) if example_b else "example B did not run",
+        "## Exercises", f"```\n{exercise_text.strip()}\n```" if exercise_text
+        else "the exercises did not run",
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
         f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
         "coverage: `out/coverage.md`.",
@@ -213,12 +262,14 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: checks_and_decodes(args.jobs)))
     stages.append(timed("example A", lambda: python_module("scripts.example_a")))
     stages.append(timed("example B", lambda: python_module("scripts.example_b")))
+    exercise_stage = ExerciseStage(decodes_since)
+    stages.append(timed("exercises", exercise_stage.run))
     stages.append(timed("mutation run", mutation_summary))
     report = Report(decodes_since)
     stages.append(timed("report", report.build))
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
-    REPORT.write_text(markdown_report(report, stages, wall))
+    REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text))
     print(f"report: {rel(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1
 

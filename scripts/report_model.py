@@ -20,7 +20,7 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
 
 from model.host import decode
 from model.machine import Counters
-from model.tiny_lm import rule_next, structured_model
+from model.tiny_lm import rule_tokens, structured_model
 from scripts._common import write_json
 
 STEPS = 32
@@ -46,13 +46,6 @@ class WindowReport:
     @property
     def total_cycles(self) -> int:
         return sum(step[0] for step in self.cycles)
-
-
-def rule_tokens(start: int, n: int) -> list[int]:
-    tokens = [start]
-    for _ in range(n):
-        tokens.append(rule_next(tokens[-1]))
-    return tokens
 
 
 def report_window(window: int | None) -> WindowReport:

@@ -19,9 +19,10 @@ import pytest
 
 from sim.toolchain import SIMULATORS
 
-DECODES = "sim/tests/test_decode.py"
-CHIP = "sim/tests/test_chip.py"
+DECODES = "verif/tests/test_decode.py"
+CHIP = "verif/tests/test_chip.py"
 BLOCKS = "sim/tests/test_blocks.py"
+SCALE = "scripts/tests/test_regress_scale.py"
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,11 @@ def seed_index(item: pytest.Item) -> int:
     return marker.args[0] if marker else 0
 
 
-CHAPTER = [  # the chapter's run: the software checks and the three decodes on both simulators
+CHAPTER = [  # the chapter's run: the software checks, the three decodes and the RTL exercises
     Entry("model/tests"),
     Entry(f"{DECODES}::test_chapter_decode", seeds=1),
+    Entry(f"{DECODES}::test_page_size_decode", seeds=1),
+    Entry(f"{DECODES}::test_sinks_decode", seeds=1),
 ]
 
 SUITES: dict[str, list[Entry]] = {
@@ -75,12 +78,19 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{DECODES}::test_unknown_output_is_an_error", seeds=1),
         Entry(f"{CHIP}::test_random_programs_match_the_reference_machine"),
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code", seeds=1),
-        Entry(BLOCKS),
-        Entry("sim/tests/test_replay.py"),
-        Entry("sim/tests/test_plumbing.py"),
-        Entry("sim/tests/test_decode_units.py"),
-        Entry("sim/tests/test_reporting.py"),
-        Entry("sim/tests/test_code_coverage.py", seeds=1),
+        Entry("sim/tests"),
+        Entry("verif/tests/test_decode_units.py"),
+        Entry("verif/tests/test_code_coverage.py", seeds=1),
+        Entry("model/tests"),
+        Entry("scripts/tests"),
+    ],
+    "selftest": [  # a quick suite for the sharding test (scripts/tests/test_regress_scale.py)
+        Entry(f"{SCALE}::test_a_shard_is_i_of_n"),
+        Entry(f"{SCALE}::test_shards_are_deterministic_and_balanced"),
+        Entry(f"{SCALE}::test_junit_addresses_are_pytests_own"),
+        Entry("scripts/tests/test_reporting.py::test_rerun_commands_turn_waves_on_for_simulations_only"),
+        Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
+              sims=("verilator",), seeds=1),
     ],
 }
 

@@ -1,7 +1,9 @@
-"""The chip agent: sequencer, driver and monitor of one chip_harness.
+"""The chip agent: sequencer, driver and the two monitors of one chip_harness.
 
-The monitor is always built; the sequencer and the driver only when the agent is active
-(ConfigDB `is_active`), so a passive agent observes a chip someone else drives.
+The monitors are always built: `monitor` (ChipMonitor: status, counters and outputs after each
+done) and `write_monitor` (ExtWriteMonitor: every word written on the memory port, a cocotb-bus
+BusMonitor). The sequencer and the driver only when the agent is active (ConfigDB `is_active`),
+so a passive agent observes a chip someone else drives.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pyuvm import uvm_agent, uvm_sequencer
 
 from verif.chip_driver import ChipDriver
 from verif.chip_monitor import ChipMonitor
+from verif.ext_write_monitor import ExtWriteMonitor
 
 
 class ChipAgent(uvm_agent):
@@ -18,6 +21,7 @@ class ChipAgent(uvm_agent):
     def build_phase(self) -> None:
         super().build_phase()
         self.monitor = ChipMonitor("monitor", self)
+        self.write_monitor = ExtWriteMonitor("write_monitor", self)
         if self.active():
             self.sequencer = uvm_sequencer("sequencer", self)
             self.driver = ChipDriver("driver", self)

@@ -1,6 +1,6 @@
 """Chip-level cocotb tests: constrained-random programs on the RTL against the reference machine.
 
-Run through `sim/tests/test_chip.py`. Every program's final external memory, error code and
+Run through `verif/tests/test_chip.py`. Every program's final external memory, error code and
 all counters (cycle and event) must equal the reference machine's, bit for bit. The seed of each
 program is derived from the run's seed, so a failing program is named by a number anyone can replay.
 """
@@ -49,7 +49,7 @@ async def random_programs(dut):
         program = randprog.generate(program_seed(run_seed, index), cfg)
         expected = machine.run(program.image, cfg)
         load_image(memory, program.image)
-        status = await bfm.run(expected.counters.total + WATCHDOG_MARGIN)
+        status = await bfm.run_and_read(expected.counters.total + WATCHDOG_MARGIN)
         got = memory.read(0, program.ext_used)
         problems = counter_differences(expected.counters, status.counters)
         if status.error != expected.error:
@@ -88,7 +88,7 @@ async def error_paths(dut):
         expected = machine.run(image, cfg)
         assert expected.error != 0, f"{name}: the reference machine accepted it"
         load_image(memory, image)
-        status = await bfm.run(expected.counters.total + WATCHDOG_MARGIN)
+        status = await bfm.run_and_read(expected.counters.total + WATCHDOG_MARGIN)
         problems = counter_differences(expected.counters, status.counters)
         if (status.error, status.error_pc) != (expected.error, expected.error_pc):
             problems.append(f"expected error {expected.error.name} at {expected.error_pc}, "

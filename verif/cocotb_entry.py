@@ -16,6 +16,7 @@ from pathlib import Path
 import cocotb
 from pyuvm import uvm_root
 
+from model import machine
 from verif import coverage
 from verif.profiling import PROFILE
 from verif.run_record import RunRecorder
@@ -40,20 +41,46 @@ def uvm_cocotb_test(expect_fail: bool = False):
     return decorator
 
 
+class ReferenceRuns:
+    """Counts the reference machine's runs in this simulation (its result file reports them).
+
+    The scoreboard predicts each chip run once; nothing else in the testbench runs the
+    machine. Counting every call of model.machine.run, wherever it comes from, lets a test
+    check that claim instead of trusting it.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._run = machine.run
+
+    def __enter__(self) -> ReferenceRuns:
+        def counted(*args, **kwargs):
+            self.count += 1
+            return self._run(*args, **kwargs)
+
+        machine.run = counted
+        return self
+
+    def __exit__(self, *exc) -> None:
+        machine.run = self._run
+
+
 async def run_uvm_test(cls) -> None:
     started = time.perf_counter()
     fallback = RunRecorder(Path(os.environ.get("TB_RUN_DIR", os.getcwd())), cls.__name__)
     status = "failed"
-    try:
-        await uvm_root().run_test(cls)
-        status = "passed"
-    except CancelledError:  # a component failed; it recorded its exception already
-        raise
-    except BaseException as error:
-        _recorder(fallback).record_failure(error)
-        raise
-    finally:
-        _finish(_recorder(fallback), status, time.perf_counter() - started)
+    with ReferenceRuns() as reference:
+        try:
+            await uvm_root().run_test(cls)
+            status = "passed"
+        except CancelledError:  # a component failed; it recorded its exception already
+            raise
+        except BaseException as error:
+            _recorder(fallback).record_failure(error)
+            raise
+        finally:
+            _recorder(fallback).extra["reference_runs"] = reference.count
+            _finish(_recorder(fallback), status, time.perf_counter() - started)
 
 
 def _test():

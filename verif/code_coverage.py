@@ -16,7 +16,7 @@ Verilator named the instances), and counts of the same point add. Only points of
 and a negative test's broken RTL copy lives elsewhere. `branch` points (the arms of if, case and
 ?:) come from `--coverage-line`, as in Verilator's own reports.
 
-    CODE_COVERAGE=1 .venv/bin/pytest -p no:xdist sim/tests/test_chip.py -k verilator
+    CODE_COVERAGE=1 .venv/bin/pytest -p no:xdist verif/tests/test_chip.py -k verilator
     python -m verif.code_coverage [RUN_DIRS_OR_GLOBS ...] [--all] [--holes N] [--json FILE]
 
 With no paths it merges every coverage.dat under out/runs/verilator.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from model.isa import Op
@@ -58,3 +60,32 @@ def first_named_difference(expected: np.ndarray, got: np.ndarray, base: int,
     address = base + int(np.flatnonzero(np.asarray(expected, np.uint32)
                                          != np.asarray(got, np.uint32))[0])
     return line.replace(f"memory word {address}:", f"memory word {address} ({name_of(address)}):")
+
+
+def first_write_difference(expected: Mapping[int, int], got: Mapping[int, int],
+                           name_of: Callable[[int], str]) -> str | None:
+    """The lowest address where the words written differ, or None when they are identical.
+
+    `expected` and `got` map each address written to its final value (the reference machine's
+    STOREs, the chip's writes on its memory port). An address in only one of them is a stray
+    write (the chip's) or a missing one; in both, the two final values differ. `name_of` names
+    the word (for example 'logits[3]', or 'outside the outputs').
+    """
+    differing = sorted(address for address in expected.keys() | got.keys()
+                       if expected.get(address) != got.get(address))
+    if not differing:
+        return None
+    address = differing[0]
+    word = f"memory word {address} ({name_of(address)})"
+    if address not in expected:
+        line = (f"stray write: {word}: the reference machine wrote nothing there, "
+                f"the chip wrote {got[address]:#010x}")
+    elif address not in got:
+        line = (f"missing write: {word}: the reference machine wrote "
+                f"{expected[address]:#010x}, the chip wrote nothing there")
+    else:
+        line = (f"different value: {word}: the reference machine wrote {expected[address]:#010x}, "
+                f"the chip wrote {got[address]:#010x}")
+    if len(differing) > 1:
+        line += f" ({len(differing)} written words differ)"
+    return line

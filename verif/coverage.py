@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
 from model.isa import Op
-from verif.chip_observation import ChipObservation
+from verif.chip_monitor import ChipObservation
 from verif.page_op_item import PageOp, PageOpItem
 from verif.step_item import StepItem
 
@@ -90,12 +90,14 @@ class PageSample:
     released: int
     pages_spanned: int
     rows: int  # GATHER: rows gathered
+    ranges: int  # GATHER: row ranges read (2: the sinks apart from the recent rows)
 
     @classmethod
     def of(cls, item: PageOpItem, page_size: int) -> PageSample:
         r = item.result
         return cls(item.kind.value, page_size, r.pages_used, r.new_page, r.cow_copy, r.released,
-                   r.pages_spanned, item.hi - item.lo if item.kind == PageOp.GATHER else 0)
+                   r.pages_spanned, item.rows if item.kind == PageOp.GATHER else 0,
+                   len(item.ranges))
 
 
 @dataclass
@@ -136,16 +138,21 @@ def cover_window(sample: StepSample) -> None:
 
 
 @on_step
-@CoverPoint("decode.step_cg.page_size", xf=lambda s: s.page_size, bins=[1, 2, 4])
+@CoverPoint("decode.step_cg.page_size", xf=lambda s: s.page_size, bins=[1, 2, 4, 8, 16])
 def cover_page_size(sample: StepSample) -> None:
-    """Pages of one row, of two, and of four (the chapter's)."""
+    """Pages of one row up to sixteen (the chapter's four, and exercise 1's others)."""
+
+
+# The chapter's decodes, the random-model plan and exercise 1's page sizes (verif/plans.py).
+WINDOW_PAGE_PAIRS = {("full", 4), ("4", 4), ("3", 1), ("6", 2),
+                     *(("8", p) for p in (1, 2, 4, 8, 16))}
 
 
 @on_step
 @CoverCross("decode.step_cg.window_x_page", items=["decode.step_cg.window",
                                                    "decode.step_cg.page_size"],
-            ign_bins=[("full", 1), ("full", 2), ("3", 2), ("3", 4), ("4", 1), ("4", 2),
-                      ("6", 1), ("6", 4), ("8", 1), ("8", 2)])
+            ign_bins=[(w, p) for w in ("full", "3", "4", "6", "8") for p in (1, 2, 4, 8, 16)
+                      if (w, p) not in WINDOW_PAGE_PAIRS])
 def cover_window_x_page(sample: StepSample) -> None:
     """The (window, page) pairs the testplan asks for."""
 
@@ -193,6 +200,14 @@ def cover_boundary_crossing(sample: PageSample) -> None:
             **ranges((0, 0), (1, 1), (2, 2), (3, 4), (5, 31)))
 def cover_gather_pages(sample: PageSample) -> None:
     """Gathers reading no row, one page, and several pages (crossing page boundaries)."""
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.gather_ranges",
+            xf=lambda s: s.ranges if s.kind == "gather" and s.rows else None, bins=[1, 2],
+            bins_labels=["one range", "sinks and recent rows apart"])
+def cover_gather_ranges(sample: PageSample) -> None:
+    """Gathers of one contiguous range, and of the sink rows apart from the recent ones."""
 
 
 @on_page_op
@@ -250,7 +265,7 @@ def cover_softmax_range(sample: ChipSample) -> None:
 @on_chip_run
 @CoverPoint("decode.chip_cg.error", xf=lambda s: s.error, bins=[0], bins_labels=["OK"])
 def cover_error(sample: ChipSample) -> None:
-    """Decode programs end on HALT (error paths are covered by sim/tests/test_chip.py)."""
+    """Decode programs end on HALT (error paths are covered by verif/tests/test_chip.py)."""
 
 
 # ---- the database --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyuvm import uvm_subscriber
 
 from verif import coverage
-from verif.chip_observation import ChipObservation
+from verif.chip_monitor import ChipObservation
 from verif.page_op_item import PageOp, PageOpItem
 from verif.profiling import PROFILE
 from verif.step_item import StepItem

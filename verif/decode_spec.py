@@ -1,4 +1,4 @@
-"""What one decode is: the parameters a DecodeSequence runs and the checks compare against.
+"""What one decode is: the parameters a DecodeSeq runs and the checks compare against.
 
 A plain dataclass that travels as JSON from pytest into the simulator (environment variable
 ``DECODE_PLAN``) and back out in the run's result file, so both sides name a decode the same way.
@@ -7,7 +7,7 @@ A plain dataclass that travels as JSON from pytest into the simulator (environme
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass
@@ -20,16 +20,17 @@ class DecodeSpec:
     start: int = 0
     steps: int = 32
     window: int | None = None  # None: full attention
+    sinks: int = 0  # first rows kept in every window (model.step_rule)
     page_size: int = 4
     n_pages: int = 64
     force: list[int] | None = None  # force[L] is the input after step L (force[0] unused)
     force_random: bool = False  # draw `force` from the run's seed when the test builds
-    fork_at: int | None = None  # fork_decode_vseq: fork a second request after this many steps
-    tags: list[str] = field(default_factory=list)
+    fork_at: int | None = None  # ForkDecodeVseq: fork a second request after this many steps
 
     def label(self) -> str:
-        """A short name for reports: the decode's name, window and page size."""
-        return f"{self.name} (W={self.window}, P={self.page_size})"
+        """A short name for reports: the decode's name, window, sinks and page size."""
+        sinks = f", S={self.sinks}" if self.sinks else ""
+        return f"{self.name} (W={self.window}{sinks}, P={self.page_size})"
 
     def with_force(self, force: list[int]) -> DecodeSpec:
         return replace(self, force=list(force), force_random=False)

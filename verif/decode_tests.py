@@ -1,8 +1,10 @@
-"""The decode tests (uvm_test classes), run through sim/tests/test_decode.py.
+"""The decode tests: the uvm_test classes that verif.launch runs in the simulator.
 
 Each test builds the DecodeEnv from its config object, resets the chip and starts a virtual
 sequence over the plan of decodes pytest passed in (``DECODE_PLAN``). Variants change behaviour
-only in build_phase: a different virtual sequence (through the factory) or the config.
+only in build_phase: a different virtual sequence (through the factory) or the config. Every
+step is compared by the scoreboard as it ends; every decode is checked as a whole once, here in
+check_phase (verif.decode_checks).
 """
 
 from __future__ import annotations
@@ -15,14 +17,10 @@ from pyuvm import ConfigDB, uvm_factory, uvm_test
 
 from model.tiny_lm import VOCAB
 from verif.cocotb_entry import uvm_cocotb_test
-from verif.decode_checks import (
-    flatness_differences,
-    reference_differences,
-    rule_differences,
-)
-from verif.decode_seq import DecodeSequence
+from verif.decode_checks import DecodeFacts, decode_problems
+from verif.decode_seq import DecodeSeq
 from verif.decode_spec import DecodeSpec
-from verif.decode_vseq import decode_vseq, fork_decode_vseq
+from verif.decode_vseq import DecodeVseq, ForkDecodeVseq
 from verif.env import DecodeEnv
 from verif.env_config import CFG_KEY, config_from_environment
 from verif.failures import recording_failures
@@ -30,11 +28,11 @@ from verif.run_record import RunRecorder
 
 
 class DecodeCheckFailed(AssertionError):
-    """A whole decode departs from the reference host or from the chapter's claims."""
+    """A whole decode departs from the chapter's closed forms (verif.decode_checks)."""
 
 
 @uvm_cocotb_test()
-class plan_decode_test(uvm_test):  # UVM naming: tests end in _test
+class PlanDecodeTest(uvm_test):  # UVM naming: tests end in Test
     """The plan's decodes, one after another; every step checked, every decode checked."""
 
     def build_phase(self) -> None:
@@ -56,8 +54,7 @@ class plan_decode_test(uvm_test):  # UVM naming: tests end in _test
     async def run_phase(self) -> None:
         self.raise_objection()
         await self.cfg.bfm.reset()
-        self.vseq = uvm_factory().create_object_by_type(
-            decode_vseq, name="vseq")
+        self.vseq = uvm_factory().create_object_by_type(DecodeVseq, name="vseq")
         self.vseq.specs, self.vseq.seed = self.cfg.decodes, self.cfg.seed
         self.vseq.chip_sqr, self.vseq.pt_sqr = self.env.chip_sequencer, self.env.pt_sequencer
         started = time.perf_counter()
@@ -66,20 +63,19 @@ class plan_decode_test(uvm_test):  # UVM naming: tests end in _test
         self.drop_objection()
 
     def check_phase(self) -> None:
-        problems = [line for decode in self.vseq.decodes for line in self.decode_problems(decode)]
+        problems = [line for decode in self.vseq.decodes
+                    for line in decode_problems(self.facts(decode))]
         if problems:
             error = DecodeCheckFailed("decode checks failed:\n  " + "\n  ".join(problems)
                                       + "\n" + self.cfg.where())
             self.cfg.recorder.record_failure(error)
             raise error
 
-    def decode_problems(self, decode: DecodeSequence) -> list[str]:
-        spec = decode.spec
-        cycles = decode.cycles()
-        pages = None if decode.shares_pool else decode.pages
-        return (reference_differences(spec, decode.tokens, cycles.tolist(), pages)
-                + rule_differences(spec, decode.tokens)
-                + flatness_differences(spec, cycles[:, 0].tolist()))
+    @staticmethod
+    def facts(decode: DecodeSeq) -> DecodeFacts:
+        return DecodeFacts(decode.spec, list(decode.tokens), list(decode.pages_after),
+                           decode.cycles()[:, 0].tolist(), len(decode.programs),
+                           decode.shares_pool)
 
     def collect(self, recorder: RunRecorder) -> None:
         """Called when the run ends, passed or failed: what the result file keeps."""
@@ -91,16 +87,16 @@ class plan_decode_test(uvm_test):  # UVM naming: tests end in _test
 
 
 @uvm_cocotb_test()
-class fork_decode_test(plan_decode_test):
+class ForkDecodeTest(PlanDecodeTest):
     """A request forks mid-decode; parent and child share pages until copy-on-write."""
 
     def build_phase(self) -> None:
-        uvm_factory().set_type_override_by_type(decode_vseq, fork_decode_vseq)
+        uvm_factory().set_type_override_by_type(DecodeVseq, ForkDecodeVseq)
         super().build_phase()
 
 
 @uvm_cocotb_test(expect_fail=True)
-class broken_chip_test(plan_decode_test):
+class BrokenChipTest(PlanDecodeTest):
     """A negative test: the chip is built from a deliberately broken copy of the RTL.
 
     It passes only if the environment fails the run (scoreboard, watchdog or X check); pytest

@@ -1,7 +1,7 @@
 """Virtual sequences: several decodes on the chip agent and the page-table agent.
 
-`decode_vseq` runs the plan's decodes one after another, each in a fresh pool.
-`fork_decode_vseq` decodes a request, forks a second one that shares its pages, and runs the
+`DecodeVseq` runs the plan's decodes one after another, each in a fresh pool.
+`ForkDecodeVseq` decodes a request, forks a second one that shares its pages, and runs the
 two in turn, so appends hit shared pages (copy-on-write) and both are released at the end.
 """
 
@@ -13,24 +13,24 @@ from dataclasses import replace
 from pyuvm import uvm_sequence, uvm_sequencer
 
 from model.tiny_lm import VOCAB
-from verif.decode_seq import DecodeSequence
+from verif.decode_seq import DecodeSeq
 from verif.decode_spec import DecodeSpec
 
 
-class decode_vseq(uvm_sequence):  # OpenTitan naming: virtual sequences end in _vseq
+class DecodeVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _vseq)
     """Run each DecodeSpec of the plan, in order, to completion."""
 
-    def __init__(self, name: str = "decode_vseq", specs: list[DecodeSpec] | None = None,
+    def __init__(self, name: str = "DecodeVseq", specs: list[DecodeSpec] | None = None,
                  chip_sqr: uvm_sequencer | None = None, pt_sqr: uvm_sequencer | None = None,
                  seed: int = 0):
         super().__init__(name)
         self.specs = list(specs or [])
         self.seed = seed
         self.chip_sqr, self.pt_sqr = chip_sqr, pt_sqr
-        self.decodes: list[DecodeSequence] = []
+        self.decodes: list[DecodeSeq] = []
 
-    def new_decode(self, spec: DecodeSpec) -> DecodeSequence:
-        decode = DecodeSequence(spec, self.chip_sqr, self.pt_sqr)
+    def new_decode(self, spec: DecodeSpec) -> DecodeSeq:
+        decode = DecodeSeq(spec, self.chip_sqr, self.pt_sqr)
         self.decodes.append(decode)
         return decode
 
@@ -39,7 +39,7 @@ class decode_vseq(uvm_sequence):  # OpenTitan naming: virtual sequences end in _
             await self.new_decode(spec).start()
 
 
-class fork_decode_vseq(decode_vseq):
+class ForkDecodeVseq(DecodeVseq):
     """Decode `fork_at` steps, fork, then step the parent and the child alternately."""
 
     async def body(self) -> None:

@@ -31,7 +31,8 @@ class DecodeEnv(uvm_env):
     def connect_phase(self) -> None:
         driver, monitor = self.chip_agent.driver, self.chip_agent.monitor
         driver.ap.connect(self.scoreboard.item_export)
-        monitor.ap.connect(self.scoreboard.observation_export)
+        monitor.ap.connect(self.scoreboard.analysis_export)
+        self.chip_agent.write_monitor.ap.connect(self.scoreboard.write_export)
         driver.ap.connect(self.step_cov.analysis_export)
         monitor.ap.connect(self.chip_cov.analysis_export)
         self.pt_agent.driver.ap.connect(self.page_cov.analysis_export)

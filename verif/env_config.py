@@ -8,7 +8,7 @@ plan of decodes to run, and what a failure report must name: seed, waveform file
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from model.compiler import Layout
@@ -39,7 +39,6 @@ class DecodeEnvConfig:
     rerun: str
     recorder: RunRecorder
     watchdog_margin: int = DEFAULT_WATCHDOG_MARGIN
-    tags: dict[str, str] = field(default_factory=dict)
 
     def where(self) -> str:
         """The lines every failure report ends with: how to find and re-run this run."""

@@ -42,7 +42,3 @@ class ExtMemoryMirror:
         self.shadow[base : base + count] = got
         self.known[base : base + count] = True
         return got
-
-    def region(self, base: int, count: int) -> np.ndarray:
-        """The words the testbench wrote (the chip may have written others since)."""
-        return self.shadow[base : base + count].copy()

@@ -1,6 +1,6 @@
 """A leaf sequence that sends one item to one agent's sequencer and waits for its answer.
 
-DecodeSequence coordinates two agents (the chip and the page table), so it runs on no sequencer
+DecodeSeq coordinates two agents (the chip and the page table), so it runs on no sequencer
 of its own; each operation it needs is one `ItemSequence` started on the right sequencer.
 """
 

@@ -1,8 +1,8 @@
 """Running the decode environment from pytest or a script: build once, run, read the result.
 
-`chip_build` is the same build as sim/tests/test_chip.py (chip_harness with the RTL and the
+`chip_build` is the same build as verif/tests/test_chip.py (chip_harness with the RTL and the
 external memory model), shared by every decode run of a simulator. `run_decode` runs one
-uvm_test of sim/tests/decode_cocotb.py in its own run folder and returns the result file, also
+uvm_test of verif/decode_tests.py in its own run folder and returns the result file, also
 when the simulation failed (the failure is kept, not raised, so negative tests can inspect it).
 """
 
@@ -27,7 +27,7 @@ from sim.runner import (
 from verif.decode_spec import DecodeSpec, plan_to_json
 from verif.run_record import RESULT_FILE, read_result
 
-COCOTB_MODULE = "sim.tests.decode_cocotb"
+COCOTB_MODULE = "verif.decode_tests"
 HARNESS = ("ext_mem.v", "chip_harness.v")
 # The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
 # --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb

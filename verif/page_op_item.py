@@ -16,8 +16,8 @@ from pyuvm import uvm_sequence_item
 
 class PageOp(Enum):
     CONFIGURE = "configure"  # a fresh pool of n_pages pages of page_size rows (no live request)
-    NEW = "new"
-    GATHER = "gather"  # rows lo <= i < hi into the chip's kc/vc inputs
+    NEW = "new"  # a request, its first `sinks` rows kept in pages of their own
+    GATHER = "gather"  # the rows of `ranges`, in order, into the chip's kc/vc inputs
     APPEND = "append"
     TRIM = "trim"
     FORK = "fork"
@@ -42,17 +42,23 @@ class PageOpResult:
 class PageOpItem(uvm_sequence_item):
     """One page-table operation on request `rid`; the fields a kind does not use stay at 0."""
 
-    def __init__(self, kind: PageOp, rid: Hashable = 0, *, lo: int = 0, hi: int = 0,
-                 keep_from: int = 0, k: np.ndarray | None = None, v: np.ndarray | None = None,
-                 src: Hashable = None, page_size: int = 0, n_pages: int = 0):
+    def __init__(self, kind: PageOp, rid: Hashable = 0, *,
+                 ranges: tuple[tuple[int, int], ...] = (), keep_from: int = 0,
+                 k: np.ndarray | None = None, v: np.ndarray | None = None,
+                 src: Hashable = None, page_size: int = 0, n_pages: int = 0, sinks: int = 0):
         super().__init__(f"page_{kind.value}")
         self.kind = kind
         self.rid = rid
-        self.lo, self.hi, self.keep_from = lo, hi, keep_from
+        self.ranges, self.keep_from, self.sinks = ranges, keep_from, sinks
         self.k, self.v = k, v
         self.src = src
         self.page_size, self.n_pages = page_size, n_pages
         self.result: PageOpResult | None = None
+
+    @property
+    def rows(self) -> int:
+        """GATHER: the rows it reads."""
+        return sum(hi - lo for lo, hi in self.ranges)
 
     def __str__(self) -> str:
         return f"PageOpItem({self.kind.value}, rid={self.rid!r})"

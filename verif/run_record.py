@@ -28,7 +28,7 @@ class CheckedStep:
     token_in: int
     token_out: int
     counters: dict[str, int]
-    python_s: float = 0.0
+    outputs: list[int]  # the output region's words, as the chip wrote them
     mismatches: int = 0  # differences the scoreboard found in this step (see scoreboard.py)
 
 
@@ -38,7 +38,6 @@ class DecodeResult:
 
     spec: dict
     tokens: list[int]
-    pages: list[int | None]  # pages in use at the start of each step
     pages_after: list[int | None]  # pages in use once each step has appended and trimmed
     programs_compiled: int
 

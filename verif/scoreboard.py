@@ -1,23 +1,33 @@
-"""The scoreboard: every chip step predicted by the reference machine and compared exactly.
+"""The scoreboard: every chip run predicted once by the reference machine and compared exactly.
 
-The prediction runs the same program on the same memory image (the step item's program and
-gathered inputs) through model.machine. Compared: the error code, every word of the output
-region (logits, token, k_new, v_new) and all seven counters (five cycle counters, two event
-counters). The first difference is raised at once with the step, the address or counter,
-expected and got, the seed and the waveform path: pyuvm's logger.error would not fail the test.
-check_phase asserts that steps were compared, so a run that checked nothing cannot pass.
+The chip driver publishes each StepItem as it starts it; the write monitor publishes each word
+the chip writes on its memory port as it is written; the monitor publishes what the chip
+reported after done. The observation's `write` pairs it with the oldest unpaired item and with
+every write received since the previous run ended (a run writes only between its start and its
+done, at least a cycle before done rises, so all of its writes have arrived and none of the
+next run's can have), runs the item's program on the item's memory image through model.machine
+(the only prediction of that run) and compares at once, in the monitor's own call: the error
+code, every word of the output region (logits, token, k_new, v_new, by name), the words written
+(every address the chip wrote and the reference machine's STOREs wrote, the same set, each with
+the same final value: a stray write anywhere in memory is named by its address) and every
+counter. The first difference is raised with the step, the address or counter, expected and
+got, the seed and the waveform path, before anything else sees the run: pyuvm's logger.error
+would not fail the test. An X or Z on any output, or on the address or data of a write, is
+raised as UnknownValue. check_phase refuses a run that compared nothing, left an item unpaired
+or saw the chip write after its last run ended.
 """
 
 from __future__ import annotations
 
-from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
+from pyuvm import ConfigDB, uvm_subscriber, uvm_tlm_analysis_fifo
 
 from model import machine
 from model.compiler import Layout
-from verif.chip_observation import ChipObservation, decode_outputs
-from verif.compare import counter_differences, first_named_difference
+from verif.chip_bfm import UnknownValue
+from verif.chip_monitor import ChipObservation, decode_outputs
+from verif.compare import counter_differences, first_named_difference, first_write_difference
 from verif.env_config import CFG_KEY, DecodeEnvConfig
-from verif.failures import recording_failures
+from verif.ext_write_monitor import MemWrite, final_values, unknown_write
 from verif.profiling import PROFILE
 from verif.run_record import CheckedStep
 from verif.step_item import StepItem
@@ -37,53 +47,63 @@ def output_name(layout: Layout, address: int) -> str:
     return "outside the outputs"
 
 
-class DecodeScoreboard(uvm_component):
-    """Pairs each driven StepItem with the monitor's observation of its run, in order."""
+class DecodeScoreboard(uvm_subscriber):
+    """Subscribes to the monitor; items and writes queue up until their run ends.
+
+    The driver's items wait in `items`, the write monitor's writes in `writes`.
+    """
 
     def build_phase(self) -> None:
         self.cfg: DecodeEnvConfig = ConfigDB().get(self, "", CFG_KEY)
         self.items = uvm_tlm_analysis_fifo("items", self)
-        self.observations = uvm_tlm_analysis_fifo("observations", self)
         self.item_export = self.items.analysis_export
-        self.observation_export = self.observations.analysis_export
+        self.writes = uvm_tlm_analysis_fifo("writes", self)
+        self.write_export = self.writes.analysis_export
         self.steps_checked = 0
 
-    @recording_failures
-    async def run_phase(self) -> None:
-        while True:
-            item = await self.items.get()
-            observation = await self.observations.get()
-            self.check(item, observation)
+    def write(self, observation: ChipObservation) -> None:
+        """One chip run ended: compare it with its item's prediction now."""
+        ok, item = self.items.try_get()
+        assert ok, f"scoreboard: the chip ran with no step driven\n{self.cfg.where()}"
+        self.check(item, observation, self.run_writes())
+
+    def run_writes(self) -> list[MemWrite]:
+        """Every write received since the previous run ended, in bus order: this run's."""
+        writes = []
+        ok, write = self.writes.try_get()
+        while ok:
+            writes.append(write)
+            ok, write = self.writes.try_get()
+        return writes
 
     def check_phase(self) -> None:
-        self.drain()
+        assert self.items.used() == 0, (
+            f"scoreboard: {self.items.used()} steps were driven but their runs never ended\n"
+            + self.cfg.where())
+        ok, stray = self.writes.try_peek()
+        assert not ok, (
+            f"scoreboard: the chip wrote {self.writes.used()} words after its last run ended,"
+            f" the first: {stray}\n" + self.cfg.where())
         assert self.steps_checked > 0, (
             "scoreboard: no decode step was compared: the test checked nothing\n"
             + self.cfg.where())
 
-    def drain(self) -> None:
-        """Compare pairs that arrived after the last objection dropped; none may be unpaired."""
-        while self.items.can_get() and self.observations.can_get():
-            self.check(self.items.try_get()[1], self.observations.try_get()[1])
-        leftover = self.items.used() + self.observations.used()
-        assert leftover == 0, (f"scoreboard: {self.items.used()} steps driven and "
-                               f"{self.observations.used()} runs observed were never paired")
-
-    def check(self, item: StepItem, observation: ChipObservation) -> None:
+    def check(self, item: StepItem, observation: ChipObservation,
+              writes: list[MemWrite]) -> None:
+        unknown = observation.unknown or unknown_write(writes)
+        if unknown:
+            self.record(item, observation, mismatches=1)
+            raise UnknownValue(f"{item.where()}: {unknown}\n{self.cfg.where()}")
         with PROFILE.section("scoreboard"):
-            problems = self.differences(item, observation)
+            problems = self.differences(item, observation, writes)
+        self.record(item, observation, mismatches=len(problems))
         if problems:
-            mismatch = ScoreboardMismatch(self.report(item, problems))
-            self.record(item, observation, mismatches=len(problems))
-            self.cfg.recorder.record_failure(mismatch)
-            raise mismatch
+            raise ScoreboardMismatch(self.report(item, problems))
         self.steps_checked += 1
-        self.record(item, observation)
 
-    def differences(self, item: StepItem, observation: ChipObservation) -> list[str]:
+    def differences(self, item: StepItem, observation: ChipObservation,
+                    writes: list[MemWrite]) -> list[str]:
         """Every difference, most telling first; empty when the chip matches exactly."""
-        if observation.unknown:
-            return [f"X or Z on an output: {observation.unknown}"]
         expected = machine.run(item.image(), self.cfg.chip)
         got = observation.status
         problems = []
@@ -91,11 +111,14 @@ class DecodeScoreboard(uvm_component):
             problems.append(f"error code: expected {expected.error.name} at {expected.error_pc},"
                             f" got {got.error} at {got.error_pc}")
         layout = self.cfg.layout
+
+        def name_of(address: int) -> str:
+            return output_name(layout, address)
+
         memory = first_named_difference(expected.ext[layout.logits : layout.end],
-                                        observation.outputs, layout.logits,
-                                        lambda address: output_name(layout, address))
-        if memory:
-            problems.append(memory)
+                                        observation.outputs, layout.logits, name_of)
+        written = first_write_difference(expected.writes(), final_values(writes), name_of)
+        problems += [line for line in (memory, written) if line]
         return problems + counter_differences(expected.counters, got.counters)
 
     def report(self, item: StepItem, problems: list[str]) -> str:
@@ -104,11 +127,11 @@ class DecodeScoreboard(uvm_component):
         lines += [f"  also: {problem}" for problem in problems[1:]]
         return "\n".join(lines) + "\n" + self.cfg.where()
 
-    def record(self, item: StepItem, observation: ChipObservation, mismatches: int = 0) -> None:
+    def record(self, item: StepItem, observation: ChipObservation, mismatches: int) -> None:
         """Keep the step for the result file; a differing step keeps its count of differences."""
-        outputs = decode_outputs(self.cfg.layout, observation)
         status = observation.status  # None when a status port was X (Icarus)
+        token_out = decode_outputs(self.cfg.layout, observation).token if status else -1
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.decode, step=item.step, context=item.context, token_in=item.token,
-            token_out=outputs.token, counters=status.counters.as_dict() if status else {},
-            mismatches=mismatches))
+            token_out=token_out, counters=status.counters.as_dict() if status else {},
+            outputs=observation.outputs.tolist(), mismatches=mismatches))

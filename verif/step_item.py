@@ -11,23 +11,28 @@ import numpy as np
 from pyuvm import uvm_sequence_item
 
 from model.compiler import CompiledStep
-from verif.chip_observation import ChipObservation, DecodedOutputs
+from model.step_rule import StepPlan
+from verif.chip_monitor import ChipObservation, DecodedOutputs
 
 
 class StepItem(uvm_sequence_item):
     """One decode step for the chip: the program for its context and the gathered inputs."""
 
-    def __init__(self, name: str, decode: str, step: int, token: int, program: CompiledStep,
-                 x: np.ndarray, kc: np.ndarray, vc: np.ndarray, window: int | None = None,
-                 page_size: int = 0):
+    def __init__(self, name: str, decode: str, plan: StepPlan, token: int,
+                 program: CompiledStep, x: np.ndarray, kc: np.ndarray, vc: np.ndarray,
+                 window: int | None = None, page_size: int = 0):
         super().__init__(name)
         self.decode = decode  # the decode's label, for reports
-        self.step = step  # L, 1-based
+        self.plan = plan  # the step rule's plan this step follows
         self.token = token  # the input token
         self.program = program
         self.x, self.kc, self.vc = x, kc, vc
         self.window = window
         self.page_size = page_size
+
+    @property
+    def step(self) -> int:
+        return self.plan.step
 
     @property
     def context(self) -> int:
@@ -47,10 +52,11 @@ class StepItem(uvm_sequence_item):
 class StepResponse(uvm_sequence_item):
     """The chip's answer to one StepItem: what the monitor observed, decoded."""
 
-    def __init__(self, name: str, observation: ChipObservation, outputs: DecodedOutputs):
+    def __init__(self, name: str, observation: ChipObservation,
+                 outputs: DecodedOutputs | None):
         super().__init__(name)
         self.observation = observation
-        self.outputs = outputs
+        self.outputs = outputs  # None when an output was X or Z (the scoreboard raised)
 
     @property
     def error(self) -> int:

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from model.machine import Counters
-from scripts.chapter_report import ChapterRun, StepRow, read_run, simulators_agree
+from model.tiny_lm import rule_tokens
+from scripts import main_job
+from scripts.chapter_report import (
+    ChapterRun,
+    StepRow,
+    first_disagreement,
+    read_run,
+    simulators_agree,
+)
 from scripts.regress_plugin import rerun_command
 from scripts.suites import SUITES, Entry
 from sim.runner import Build, default_test_dir, run_folder_name
-from sim.tests.test_decode import CHAPTER_STEPS, chapter_spec
-from verif.decode_checks import rule_tokens
+from sim.toolchain import SIMULATORS
+from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
 
-CHAPTER = "sim/tests/test_decode.py::test_chapter_decode"
+CHAPTER = "verif/tests/test_decode.py::test_chapter_decode"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def fake_item(nodeid: str, sim: str | None = None, seed_index: int = 0) -> SimpleNamespace:
@@ -35,9 +47,33 @@ def test_an_entry_selects_by_test_simulator_parameter_and_seed():
     assert Entry("model/tests").matches(fake_item("model/tests/test_paged.py::test_x"))
 
 
-@pytest.mark.parametrize("suite", ["smoke", "full"])
-def test_the_required_suites_exist(suite):
-    assert SUITES[suite]
+def collected_nodes() -> list[str]:
+    """Every node id `make test` runs (pytest.ini's testpaths), collected in a subprocess."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                           "no:xdist", "-p", "no:cacheprovider"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, check=True)
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+@pytest.fixture(scope="module")
+def nodes() -> list[SimpleNamespace]:
+    """The collected tests, as Entry.matches reads them (simulator from the node id)."""
+    def item(node: str) -> SimpleNamespace:
+        sim = next((s for s in ("icarus", "verilator") if f"[{s}" in node or f"-{s}" in node),
+                   None)
+        return fake_item(node, sim)
+    return [item(node) for node in collected_nodes()]
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_every_entry_of_a_suite_selects_a_test(suite, nodes):
+    for entry in SUITES[suite]:
+        assert any(entry.matches(node) for node in nodes), f"{suite}: {entry} selects nothing"
+
+
+def test_the_full_suite_runs_every_test(nodes):
+    missed = [n.nodeid for n in nodes if not any(e.matches(n) for e in SUITES["full"])]
+    assert missed == [], f"the full suite leaves out {len(missed)} tests: {missed[:5]}"
 
 
 def test_rerun_commands_turn_waves_on_for_simulations_only():
@@ -83,11 +119,44 @@ def test_a_failing_run_keeps_its_mismatch_and_breaks_the_rule(tmp_path):
     assert run.pages_after(CHAPTER_STEPS) is None
 
 
-def test_simulators_agree_only_on_complete_identical_runs():
-    def run(sim: str, total: int, steps: int = CHAPTER_STEPS) -> ChapterRun:
-        rows = [StepRow(s, s, 1, {"total": total}, 0) for s in range(1, steps + 1)]
-        return ChapterRun(sim, 8, "passed", steps=rows)
+def agreeing_run(sim: str, window: int | None = 8, steps: int = CHAPTER_STEPS) -> ChapterRun:
+    rows = [StepRow(s, s, 1, {"total": 100 + s}, 0, {"total": 100 + s, "sat": 0, "ops": [1, 2]},
+                    [s, 2 * s]) for s in range(1, steps + 1)]
+    return ChapterRun(sim, window, "passed", steps=rows)
 
-    assert simulators_agree([run("icarus", 5), run("verilator", 5)], 8)
-    assert not simulators_agree([run("icarus", 5), run("verilator", 6)], 8)
-    assert not simulators_agree([run("icarus", 5, 3), run("verilator", 5, 3)], 8)
+
+def test_simulators_agree_only_on_complete_identical_runs():
+    assert simulators_agree([agreeing_run("icarus"), agreeing_run("verilator")], 8)
+    short = [agreeing_run("icarus", steps=3), agreeing_run("verilator", steps=3)]
+    assert "icarus has 3 of 32 steps" in first_disagreement(short, 8)
+    assert "1 of 2 simulators ran" in first_disagreement([agreeing_run("icarus")], 8)
+
+
+def test_a_difference_in_one_counter_or_word_is_named():
+    icarus, verilator = agreeing_run("icarus"), agreeing_run("verilator")
+    verilator.steps[6].all_counters["sat"] = 1
+    assert first_disagreement([icarus, verilator], 8) == (
+        "W=8: step 7: counter sat: icarus 0, verilator 1")
+    verilator = agreeing_run("verilator")
+    verilator.steps[2].outputs[1] = 7
+    assert first_disagreement([icarus, verilator], 8) == (
+        "W=8: step 3: output word 1: icarus 0x00000006, verilator 0x00000007")
+
+
+def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path):
+    """make run's report stage: two runs that differ in one counter fail it, named."""
+    runs = [agreeing_run(sim, window) for window in CHAPTER_WINDOWS for sim in SIMULATORS]
+    runs[3].steps[4].all_counters["total"] += 1
+    for run in runs:
+        run.rule_ok = True
+    monkeypatch.setattr(main_job.chapter_report, "collect_runs", lambda dirs: runs)
+    monkeypatch.setattr(main_job, "session_runs", lambda junit, since: [])
+    monkeypatch.setattr(main_job, "REGRESS_JSON", tmp_path / "regress.json")
+    monkeypatch.setattr(main_job, "rel", str)
+    monkeypatch.setattr(main_job, "write_plots", lambda runs, since: [])
+    monkeypatch.setattr(main_job, "write_coverage_report",
+                        lambda dirs, since, title: tmp_path / "coverage.md")
+    ok, note = main_job.Report(0.0).build()
+    assert not ok
+    assert note == ("Icarus and Verilator differ: W=8: step 5: counter total: "
+                    "icarus 105, verilator 106")

@@ -15,7 +15,7 @@ PROGRAMS_PER_SIMULATOR = 200
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_random_programs_match_the_reference_machine(sim, seed):
-    run_test(chip_build(sim), "sim.tests.chip_cocotb", testcase="random_programs",
+    run_test(chip_build(sim), "verif.chip_programs", testcase="random_programs",
              seed=seed, extra_env={"PROGRAMS": str(PROGRAMS_PER_SIMULATOR)})
 
 
@@ -23,5 +23,5 @@ def test_random_programs_match_the_reference_machine(sim, seed):
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_error_paths_stop_the_chip_with_the_documented_code(sim, seed):
-    run_test(chip_build(sim), "sim.tests.chip_cocotb", testcase="error_paths",
+    run_test(chip_build(sim), "verif.chip_programs", testcase="error_paths",
              seed=seed)

@@ -5,20 +5,19 @@ from __future__ import annotations
 import pytest
 
 from model.compiler import Layout
+from model.host import decode
+from model.tiny_lm import make_model
+from sim.mutation import check_applies
 from verif.decode_checks import (
-    flatness_differences,
-    reference_decode,
-    reference_differences,
-    rule_differences,
-    rule_tokens,
+    DecodeFacts,
+    cycle_problems,
+    decode_problems,
+    page_problems,
+    token_problems,
 )
 from verif.decode_spec import DecodeSpec, plan_from_json, plan_to_json
-from verif.mutants import MUTANTS, make_mutant
+from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
 from verif.scoreboard import output_name
-
-
-def test_rule_tokens_follow_f():
-    assert rule_tokens(0, 5) == [0, 3, 2, 13, 4, 7]
 
 
 def test_plan_round_trips_through_json():
@@ -26,27 +25,39 @@ def test_plan_round_trips_through_json():
     assert plan_from_json(plan_to_json(plan)) == plan
 
 
-def test_flatness_sees_a_step_that_is_not_flat():
+def test_cycles_must_grow_until_the_window_fills_then_stay_flat():
     spec = DecodeSpec("w", window=3, steps=5)
-    assert not flatness_differences(spec, [10, 20, 30, 30, 30])
-    assert flatness_differences(spec, [10, 20, 30, 31, 30])
-    assert not flatness_differences(DecodeSpec("full"), [1, 2, 3])
+    assert not cycle_problems(spec, [10, 20, 30, 30, 30])
+    assert "not flat" in cycle_problems(spec, [10, 20, 30, 31, 30])[0]
+    assert "do not grow" in cycle_problems(spec, [10, 10, 30, 30, 30])[0]
+    assert not cycle_problems(DecodeSpec("full", steps=3), [1, 2, 3])
+    assert cycle_problems(DecodeSpec("full", steps=3), [1, 2, 2])
 
 
-def test_rule_check_ignores_forced_and_random_decodes():
-    assert rule_differences(DecodeSpec("s", steps=2), [0, 3, 1])
-    assert not rule_differences(DecodeSpec("s", steps=2, force=[0, 5, 5]), [0, 5, 5])
-    assert not rule_differences(DecodeSpec("r", "random", steps=2), [0, 9, 9])
+def test_tokens_follow_the_rule_or_the_forced_inputs():
+    assert token_problems(DecodeSpec("s", steps=2), [0, 3, 1])
+    assert not token_problems(DecodeSpec("s", steps=2), [0, 3, 2])
+    assert not token_problems(DecodeSpec("s", steps=2, force=[0, 5, 5]), [0, 5, 5])
+    assert token_problems(DecodeSpec("s", steps=2, force=[0, 5, 5]), [0, 5, 6])
+    assert not token_problems(DecodeSpec("r", "random", steps=2), [0, 9, 9])
+    assert "1 steps ran, 2 planned" in token_problems(DecodeSpec("s", steps=2), [0, 3])[0]
 
 
-def test_reference_host_agrees_with_itself_and_names_a_changed_counter():
-    spec = DecodeSpec("s", steps=3, window=2)
-    ref = reference_decode(spec)
-    cycles = [list(r.cycles) for r in ref.records]
-    pages = [r.pages for r in ref.records]
-    assert not reference_differences(spec, ref.tokens, cycles, pages, ref)
-    cycles[1][0] += 1
-    assert "step 2" in reference_differences(spec, ref.tokens, cycles, pages, ref)[0]
+@pytest.mark.parametrize(("window", "page"), [(None, 4), (8, 4), (6, 2), (3, 1), (5, 16)])
+def test_the_reference_host_passes_every_decode_check(window, page):
+    """The model's own decode meets the closed forms; one wrong page count or token does not."""
+    spec = DecodeSpec("s", steps=12, window=window, page_size=page)
+    run = decode(make_model("structured"), spec.steps, spec.start, window, page_size=page)
+    pages_after = [run.pages_after(step) for step in range(1, spec.steps + 1)]
+    facts = DecodeFacts(spec, run.tokens, pages_after, [r.cycles[0] for r in run.records],
+                        run.programs_compiled)
+    assert decode_problems(facts) == []
+    facts.pages_after[-1] += 1
+    assert "pages in use" in page_problems(facts)[0]
+    facts.shares_pool = True
+    assert page_problems(facts) == []
+    facts.programs_compiled += 1
+    assert "programs compiled" in decode_problems(facts)[0]
 
 
 def test_output_names_cover_the_layout():
@@ -54,12 +65,14 @@ def test_output_names_cover_the_layout():
     assert output_name(layout, layout.logits + 3) == "logits[3]"
     assert output_name(layout, layout.token) == "token"
     assert output_name(layout, layout.v_new + 7) == "v_new[7]"
+    assert output_name(layout, layout.logits - 1) == "outside the outputs"
 
 
-@pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_each_mutant_changes_exactly_one_line_of_a_copy(name, tmp_path):
-    mutant = MUTANTS[name]
-    sources = make_mutant(mutant, tmp_path)
+@pytest.mark.parametrize("name", sorted(RTL_MUTANTS))
+def test_each_rtl_mutant_changes_exactly_one_line_of_a_copy(name, tmp_path):
+    mutant = RTL_MUTANTS[name]
+    check_applies(mutant)  # exactly the one line differs, as a line diff sees it
+    sources = make_broken_chip(mutant, tmp_path)
     broken = next(p for p in sources if p.as_posix().endswith(mutant.path))
-    assert mutant.broken in broken.read_text()
     assert tmp_path in broken.parents  # the working tree is untouched
+    assert mutant.mutated in broken.read_text()

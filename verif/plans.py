@@ -1,0 +1,51 @@
+"""The decode plans the tests, the main job and the report share: one definition each.
+
+The chapter's three decodes (32 steps of the structured model with W = None, 8, 4, pages of 4
+rows); its exercises 1 (W = 8 with pages of 1, 2, 4, 8 and 16 rows) and 3 (W = 8 with 2
+attention sinks); the random-model plan, the fork plan and the short plan of the negative tests.
+"""
+
+from __future__ import annotations
+
+from verif.decode_spec import DecodeSpec
+
+CHAPTER_STEPS = 32
+CHAPTER_WINDOWS = (None, 8, 4)
+TABLE_STEPS = (1, 4, 8, 9, 12, 16, 24, 32)  # the chapter's cycle table
+
+
+def chapter_spec(window: int | None) -> DecodeSpec:
+    return DecodeSpec(f"structured-W{window}", "structured", steps=CHAPTER_STEPS, window=window,
+                      page_size=4)
+
+
+EXERCISE_WINDOW = 8
+PAGE_SIZES = (1, 2, 4, 8, 16)
+SINKS = 2
+
+
+def page_size_spec(page_size: int) -> DecodeSpec:
+    """Exercise 1: the chapter's W = 8 decode with another page size."""
+    return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-P{page_size}", "structured",
+                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, page_size=page_size)
+
+
+def sinks_spec() -> DecodeSpec:
+    """Exercise 3: the W = 8 decode keeping the first SINKS rows in every window."""
+    return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-S{SINKS}", "structured",
+                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, sinks=SINKS, page_size=4)
+
+
+RANDOM_PLAN = [
+    DecodeSpec("random1-forced", "random", model_seed=1, start=3, steps=24, window=6,
+               page_size=2, force_random=True),
+    DecodeSpec("random2-forced", "random", model_seed=2, start=5, steps=24, window=3,
+               page_size=1, force_random=True),
+    DecodeSpec("random3-greedy", "random", model_seed=3, start=7, steps=16, window=None,
+               page_size=1),
+]
+
+FORK_PLAN = [DecodeSpec("random4-fork", "random", model_seed=4, start=1, steps=20, window=8,
+                        page_size=4, fork_at=10, force_random=True)]
+
+SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)]

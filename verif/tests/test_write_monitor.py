@@ -1,0 +1,142 @@
+"""Identical memory: every word the chip writes is a word the reference machine writes.
+
+The write comparison on its own (no simulator): hand-made sets of writes against a prediction,
+and the reference machine's record of the words its STOREs wrote. Then the negative test: a
+broken copy of the RTL whose STOREs each write one word more (Icarus, the short plan, the
+BrokenChipTest of verif/decode_tests.py) must fail the scoreboard at step 1 with a stray write
+just past the output region, naming its address and what each side wrote there.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from model import isa, machine
+from model.compiler import Layout
+from model.host import decode
+from model.isa import Op
+from model.tiny_lm import DIM, VOCAB, make_model
+from verif.compare import first_write_difference
+from verif.ext_write_monitor import MemWrite, final_values, unknown_write
+from verif.launch import chip_build, run_decode
+from verif.plans import SHORT_PLAN
+from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
+from verif.scoreboard import output_name
+
+LAYOUT = Layout.for_model(DIM, VOCAB, isa.ChipConfig().k_max)
+
+
+def name_of(address: int) -> str:
+    return output_name(LAYOUT, address)
+
+
+# ---- the comparison, by hand ----------------------------------------------------------------
+
+PREDICTED = {LAYOUT.logits: 0x11, LAYOUT.token: 0x5, LAYOUT.v_new + 7: 0xFFFFFF80}
+
+
+def chip_writes(*pairs: tuple[int, int]) -> dict[int, int]:
+    """What the scoreboard makes of the bus: MemWrites in bus order, the last one wins."""
+    return final_values(MemWrite(address, value) for address, value in pairs)
+
+
+def test_identical_writes_have_no_difference():
+    got = chip_writes(*PREDICTED.items())
+    assert first_write_difference(PREDICTED, got, name_of) is None
+
+
+def test_a_word_written_twice_counts_with_its_last_value():
+    got = chip_writes((LAYOUT.token, 0x9), *PREDICTED.items())
+    assert first_write_difference(PREDICTED, got, name_of) is None
+    got = chip_writes(*PREDICTED.items(), (LAYOUT.token, 0x9))
+    assert first_write_difference(PREDICTED, got, name_of) == (
+        f"different value: memory word {LAYOUT.token} (token): the reference machine wrote "
+        "0x00000005, the chip wrote 0x00000009")
+
+
+def test_a_stray_write_names_its_address_and_value():
+    got = chip_writes(*PREDICTED.items(), (5000, 0x2A))
+    assert first_write_difference(PREDICTED, got, name_of) == (
+        "stray write: memory word 5000 (outside the outputs): the reference machine wrote "
+        "nothing there, the chip wrote 0x0000002a")
+
+
+def test_a_stray_write_of_the_value_already_there_is_still_stray():
+    got = chip_writes(*PREDICTED.items(), (LAYOUT.end, 0))
+    assert first_write_difference(PREDICTED, got, name_of).startswith(
+        f"stray write: memory word {LAYOUT.end} (outside the outputs):")
+
+
+def test_a_missing_write_is_named():
+    got = chip_writes((LAYOUT.logits, 0x11), (LAYOUT.token, 0x5))
+    assert first_write_difference(PREDICTED, got, name_of) == (
+        f"missing write: memory word {LAYOUT.v_new + 7} (v_new[7]): the reference machine "
+        "wrote 0xffffff80, the chip wrote nothing there")
+
+
+def test_the_lowest_differing_address_comes_first_with_the_count():
+    got = chip_writes((7, 1), *PREDICTED.items(), (LAYOUT.logits, 0x12), (9000, 3))
+    assert first_write_difference(PREDICTED, got, name_of) == (
+        "stray write: memory word 7 (outside the outputs): the reference machine wrote nothing "
+        "there, the chip wrote 0x00000001 (3 written words differ)")
+
+
+def test_an_unknown_write_is_reported():
+    writes = [MemWrite(LAYOUT.token, 5), MemWrite(0, 0, unknown="mem_addr 0x01, mem_wdata 1")]
+    assert unknown_write(writes) == "memory port: write with mem_addr 0x01, mem_wdata 1"
+    assert unknown_write(writes[:1]) is None
+
+
+# ---- the reference machine's side -----------------------------------------------------------
+
+
+def test_the_machine_reports_every_word_its_stores_wrote():
+    program = [isa.load(100, 0, 4), isa.store(0, 200, 4), isa.store(2, 202, 3), isa.halt()]
+    image = np.zeros(300, dtype=np.int64)
+    image[: 4 * len(program)] = isa.assemble(program)
+    image[100:104] = [7, 8, 9, 10]
+    result = machine.run(image)
+    assert result.written == (200, 201, 202, 203, 204)
+    assert result.writes() == {200: 7, 201: 8, 202: 9, 203: 10, 204: 0}
+
+
+def test_a_program_that_stores_nothing_wrote_nothing():
+    result = machine.run(isa.assemble([isa.load(0, 0, 4), isa.halt()]))
+    assert result.written == ()
+    assert result.writes() == {}
+
+
+# ---- the negative test: a broken copy of the RTL ---------------------------------------------
+
+
+def step_one_stray_word() -> tuple[int, int]:
+    """The short plan's step 1 with one word more on its last STORE: (address, value)."""
+    spec = SHORT_PLAN[0]
+    model = make_model(spec.model, spec.model_seed)
+    inputs = decode(model, spec.steps, spec.start, spec.window,
+                    page_size=spec.page_size).records[0].inputs
+    last = [i for i in isa.disassemble(inputs.program.words) if i.op == Op.STORE][-1]
+    final = machine.run(inputs.image())
+    return last.a + last.length, int(final.sram[last.b + last.length])
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+def test_a_store_of_one_word_more_is_a_stray_write(tmp_path, seed):
+    """Every STORE writes one word more: step 1 fails on the word after the output region."""
+    sources = make_broken_chip(RTL_MUTANTS["store_writes_one_more_word"], tmp_path)
+    run = run_decode(chip_build("icarus", sources), "BrokenChipTest", SHORT_PLAN, seed)
+    assert run.error is None, f"the broken chip was not caught:\n{run.error}"
+    assert run.result is not None and run.result["status"] == "failed", run.result
+    report = run.result["failure"]
+    assert run.result["failure_type"] == "ScoreboardMismatch", report
+    address, value = step_one_stray_word()
+    assert address == LAYOUT.end
+    assert "step 1 (context 1)" in report
+    assert (f"first difference: stray write: memory word {address} (outside the outputs): "
+            f"the reference machine wrote nothing there, the chip wrote {value:#010x}") in report
+    assert re.search(r"also: counter dma: expected (\d+), got (\d+)", report), report
+    assert f"seed: {seed}" in report and "re-run with waves:" in report

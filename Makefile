@@ -38,17 +38,30 @@ run: setup
 	$(PY) -m scripts.main_job --jobs $(JOBS) --started $(STARTED)
 
 ## regress: a suite of scripts/suites.py, SEEDS seeds each: make regress SUITE=full SEEDS=20 JOBS=2
+##          EXECUTOR=dask: on a Dask cluster (a local one of JOBS workers, or DASK_SCHEDULER=
+##          tcp://host:port); SHARD=i/N: only the i-th of N shards, into out/shards/<suite>/<i>ofN/
 SUITE ?= smoke
 SEEDS ?= 1
-.PHONY: regress
+EXECUTOR       ?= xdist
+SHARD          ?=
+DASK_SCHEDULER ?=
+.PHONY: regress regress-merge
 regress: setup
-	$(PY) -m scripts.regress --suite $(SUITE) --seeds $(SEEDS) --jobs $(JOBS)
+	$(PY) -m scripts.regress --suite $(SUITE) --seeds $(SEEDS) --jobs $(JOBS) \
+		--executor "$(EXECUTOR)" --shard "$(SHARD)" --scheduler "$(DASK_SCHEDULER)"
 
-## bench: the benchmarks (page table, chip cycles per second)
+## regress-merge: the N shards of a suite as one run (JUnit, coverage, re-run list):
+##                make regress-merge SUITE=full SHARDS=8
+SHARDS ?=
+regress-merge: setup
+	$(PY) -m scripts.regress --merge --suite $(SUITE) --shards "$(SHARDS)"
+
+## bench: the benchmarks (page table, chip cycles per second, chip gather's indirection)
 bench: setup
 	$(PY) -m scripts.bench_paged
 	$(PY) -m scripts.bench_chip
 	$(PY) -m scripts.bench_tb
+	$(PY) -m scripts.bench_gather
 
 ## test: lint, then the whole test suite, in parallel on $(JOBS) workers
 test: setup lint
@@ -83,3 +96,10 @@ waves: setup
 ## coverage: merge the functional coverage of every passing run under out/runs and print it
 coverage: setup
 	$(PY) -m verif.coverage_report
+
+## mutants: the RTL mutation run: generated mutants of every module of hw/rtl (seeded), each
+##          built and run against the suite rtl-mutation on Verilator, JOBS at a time;
+##          out/mutants.json, out/mutants.md; fails under 95% caught (scripts/rtl_mutants.py)
+.PHONY: mutants
+mutants: setup
+	$(PY) -m scripts.rtl_mutants --workers $(JOBS)

@@ -25,6 +25,9 @@ class Op(IntEnum):
     VMAX = 0x05
     ARGMAX = 0x06
     SOFTMAX = 0x07
+    PLOAD = 0x08
+    PSTORE = 0x09
+    PCOPY = 0x0A
 
 
 # The chip counts instructions per opcode in a table indexed by the opcode's value (ev_ops), so
@@ -37,12 +40,17 @@ class ErrorCode(IntEnum):
     ILLEGAL_OPCODE = 1
     BAD_ADDRESS = 2
     BAD_SIZE = 3
+    BAD_PAGE = 4  # a paged instruction's block table names a page outside the pool
 
 
 FLAG_BT = 0x01  # MATMUL: B is stored transposed (n rows of k)
 FLAG_RAW = 0x02  # MATMUL: write the int32 accumulators, no requant
 
 LEN_OPS = frozenset({Op.LOAD, Op.STORE, Op.VADD, Op.VMAX, Op.ARGMAX, Op.SOFTMAX})
+# The paged instructions (hw/ISA.md, "Paged instructions"): rows of a pool through a block table.
+PAGED_OPS = frozenset({Op.PLOAD, Op.PSTORE, Op.PCOPY})
+PAGE_SHIFT_MAX = 15  # pages of 1 .. 2^15 rows
+PT_ENTRIES = 64  # the paged unit's entry buffer: the most entries one PLOAD or PSTORE reads
 
 
 # The legal range of each Verilog parameter (hw/ISA.md, "Sizes"): ChipConfig refuses others and
@@ -105,6 +113,16 @@ class Instr:
         return (self.k << 8) | self.n
 
     @property
+    def row(self) -> int:
+        """Paged instructions: word 3's [31:16], the first table row (PCOPY: the first slot)."""
+        return (self.mult >> 16) & 0xFFFF
+
+    @property
+    def pages(self) -> int:
+        """Paged instructions: word 3's [15:0], the pool's size in pages."""
+        return self.mult & 0xFFFF
+
+    @property
     def name(self) -> str:
         try:
             return Op(self.op).name
@@ -117,6 +135,10 @@ class Instr:
                     f"flags={self.flags:#x} shift={self.shift} mult={self.mult}")
         if self.op in LEN_OPS:
             return f"{self.name} a={self.a} b={self.b} c={self.c} len={self.length}"
+        if self.op in PAGED_OPS:
+            return (f"{self.name} table={self.a} sram={self.b} pool={self.c} "
+                    f"row_words={self.m} len={self.length} page_shift={self.shift} "
+                    f"row={self.row} pages={self.pages}")
         return self.name
 
 
@@ -204,6 +226,36 @@ def softmax(a: int, c: int, length: int) -> Instr:
     return Instr(Op.SOFTMAX, k=k, n=n, a=a, c=c)
 
 
+def _paged(op: Op, table: int, sram: int, pool: int, row_words: int, length: int,
+           page_shift: int, pages: int, row: int) -> Instr:
+    k, n = _split_len(length)
+    _check_field("row", row, 16)
+    _check_field("pages", pages, 16)
+    word3 = (row << 16) | pages
+    mult = word3 - (1 << 32) if word3 & 0x80000000 else word3
+    return Instr(op, m=row_words, k=k, n=n, a=table, b=sram, c=pool, shift=page_shift, mult=mult)
+
+
+def pload(table: int, sram: int, pool: int, row_words: int, length: int, page_shift: int,
+          pages: int, row: int = 0) -> Instr:
+    """Table rows row .. row+length-1 of the pool at `pool`, through the block table at `table`,
+    into sram[sram ..)."""
+    return _paged(Op.PLOAD, table, sram, pool, row_words, length, page_shift, pages, row)
+
+
+def pstore(table: int, sram: int, pool: int, row_words: int, length: int, page_shift: int,
+           pages: int, row: int = 0) -> Instr:
+    """sram[sram ..) into table rows row .. row+length-1 of the pool, through the table."""
+    return _paged(Op.PSTORE, table, sram, pool, row_words, length, page_shift, pages, row)
+
+
+def pcopy(pair: int, sram: int, pool: int, row_words: int, length: int, page_shift: int,
+          pages: int, row: int = 0) -> Instr:
+    """Slots row .. row+length-1 of page ext[pair] copied to page ext[pair + 1], through
+    sram[sram ..)."""
+    return _paged(Op.PCOPY, pair, sram, pool, row_words, length, page_shift, pages, row)
+
+
 def assemble(program: Iterable[Instr]) -> list[int]:
     """The words of a program; a HALT is appended when the program does not end with one."""
     instrs = list(program)
@@ -242,11 +294,61 @@ def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class PagedGeometry:
+    """What a paged instruction's fields imply (hw/ISA.md, "Paged instructions")."""
+
+    page_rows: int  # P = 2^page_shift
+    words: int  # n = len * row_words: the words moved
+    first_entry: int  # j_lo: the first table entry read (PLOAD, PSTORE)
+    entries: int  # E: the entries read after the header (PCOPY: 1, its second page)
+    page_words: int  # P * row_words
+    pool_words: int  # pages * P * row_words
+
+    @property
+    def table_words(self) -> int:
+        """Block-table words read: the header (PCOPY: the source page) and E entries."""
+        return self.entries + 1
+
+
+def paged_geometry(instr: Instr) -> PagedGeometry:
+    page_rows = 1 << instr.shift
+    if instr.op == Op.PCOPY:
+        first_entry, entries = 0, 1
+    else:
+        first_entry = instr.row >> instr.shift
+        last_entry = (page_rows - 1 + instr.row + instr.length - 1) >> instr.shift
+        entries = last_entry - first_entry + 1
+    page_words = page_rows * instr.m
+    return PagedGeometry(page_rows, instr.length * instr.m, first_entry, entries, page_words,
+                         instr.pages * page_words)
+
+
+def paged_exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
+    """EXEC of a paged instruction that runs to the end (hw/ISA.md, "Cycle costs")."""
+    geo, lat = paged_geometry(instr), cfg.ext_lat
+    table = table_phase_cycles(instr, cfg)
+    if instr.op == Op.PLOAD:
+        return table + geo.words + lat
+    if instr.op == Op.PSTORE:
+        return table + geo.words
+    return table + (geo.words + lat) + (geo.words + 1)
+
+
+def table_phase_cycles(instr: Instr, cfg: ChipConfig) -> int:
+    """A paged instruction's table phase: the header and E entries read, one a cycle, until the
+    last one arrives. It is the whole EXEC of one stopped by BAD_PAGE."""
+    return paged_geometry(instr).entries + cfg.ext_lat + 1
+
+
+
 def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     """EXEC of a legal instruction: the cycles its unit is busy."""
     op = Op(instr.op)
     if op == Op.HALT:
         return 0
+    if op in PAGED_OPS:
+        return paged_exec_cycles(instr, cfg)
     if op == Op.LOAD:
         return instr.length + cfg.ext_lat
     if op == Op.STORE:
@@ -261,4 +363,5 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
 UNIT_OF = {
     Op.LOAD: "dma", Op.STORE: "dma", Op.MATMUL: "mat",
     Op.VADD: "vec", Op.VMAX: "vec", Op.ARGMAX: "vec", Op.SOFTMAX: "sm",
+    Op.PLOAD: "dma", Op.PSTORE: "dma", Op.PCOPY: "dma",
 }

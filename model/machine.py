@@ -19,6 +19,9 @@ from model.isa import (
     FLAG_BT,
     FLAG_RAW,
     N_OPCODES,
+    PAGE_SHIFT_MAX,
+    PAGED_OPS,
+    PT_ENTRIES,
     UNIT_OF,
     WORDS_PER_INSTR,
     ChipConfig,
@@ -28,6 +31,8 @@ from model.isa import (
     decode,
     exec_cycles,
     overhead_cycles,
+    paged_geometry,
+    table_phase_cycles,
 )
 
 WORD_MASK = 0xFFFFFFFF
@@ -104,6 +109,7 @@ COUNTER_FIELDS: tuple[CounterField, ...] = _laid_out((
     CounterField("dma_words", "ev_dma_words", 32),
     CounterField("sm_max_len", "ev_sm_max_len", 16),
     CounterField("sm_range", "ev_sm_range", 8),
+    CounterField("pt_words", "ev_pt_words", 32),
 ))
 COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
 # the RTL's width of each count: counts wrap modulo 2^width, the two running maxima
@@ -132,6 +138,7 @@ class Counters:
     dma_words: int = 0  # words moved by LOAD and STORE
     sm_max_len: int = 0  # the longest SOFTMAX len
     sm_range: int = 0  # the largest max - min of a SOFTMAX input (the exp-table index range)
+    pt_words: int = 0  # block-table words the paged instructions read
 
     CYCLE_NAMES = ("total", "dma", "mat", "vec", "sm")
 
@@ -246,6 +253,8 @@ class Machine:
             self._count_op(Op(instr.op))
             if instr.op == Op.HALT:
                 return self._stop(ErrorCode.OK, pc, instr, raise_on_error)
+            if instr.op in PAGED_OPS and not self._pages_ok(instr):
+                return self._page_fault(pc, instr, raise_on_error)
             self._execute(instr)
             cost = exec_cycles(instr, self.cfg)
             self.counters.total += cost
@@ -283,6 +292,8 @@ class Machine:
         return instr, ErrorCode.OK
 
     def _sizes_ok(self, op: Op, i: Instr) -> bool:
+        if op in PAGED_OPS:
+            return self._paged_sizes_ok(i)
         if op == Op.HALT:
             return True
         if op == Op.MATMUL:
@@ -294,6 +305,8 @@ class Machine:
     def _addresses_ok(self, op: Op, i: Instr) -> bool:
         sram, ext = self.cfg.sram_words, self.cfg.ext_words
         ranges: list[tuple[int, int, int]]  # (start, length, memory size)
+        if op in PAGED_OPS:
+            return self._paged_addresses_ok(i)
         if op == Op.HALT:
             ranges = []
         elif op in (Op.LOAD, Op.STORE):
@@ -312,7 +325,9 @@ class Machine:
 
     def _execute(self, i: Instr) -> None:
         op = Op(i.op)
-        if op == Op.LOAD:
+        if op in PAGED_OPS:
+            self._execute_paged(i)
+        elif op == Op.LOAD:
             self.sram[i.b : i.b + i.length] = self.ext[i.a : i.a + i.length]
             self.counters.dma_words += i.length
         elif op == Op.STORE:
@@ -358,6 +373,73 @@ class Machine:
         values = np.asarray(values)
         clamped = (values < arith.INT8_MIN) | (values > arith.INT8_MAX)
         self.counters.sat += int(clamped.sum())
+
+    # --- paged instructions (hw/ISA.md, "Paged instructions") -----------------------------------
+
+    def _paged_sizes_ok(self, i: Instr) -> bool:
+        if min(i.m, i.length, i.pages) == 0 or i.shift > PAGE_SHIFT_MAX:
+            return False
+        geo = paged_geometry(i)
+        if i.op == Op.PCOPY:
+            return i.row + i.length <= geo.page_rows
+        return geo.entries <= PT_ENTRIES
+
+    def _paged_addresses_ok(self, i: Instr) -> bool:
+        geo = paged_geometry(i)
+        table = 2 if i.op == Op.PCOPY else 1 + geo.first_entry + geo.entries  # words from a
+        return (i.b + geo.words <= self.cfg.sram_words and i.a + table <= self.cfg.ext_words
+                and i.c + geo.pool_words <= self.cfg.ext_words)
+
+    def _table_rows(self, i: Instr) -> np.ndarray:
+        """The physical pool row (page * P + slot) of each row a valid PLOAD or PSTORE moves."""
+        first = int(self.ext[i.a])
+        position = first + i.row + np.arange(i.length)
+        pages = self.ext[i.a + 1 + (position >> i.shift)].astype(np.int64)
+        return (pages << i.shift) | (position & ((1 << i.shift) - 1))
+
+    def _pages_ok(self, i: Instr) -> bool:
+        """Every page the instruction follows lies in the pool (else BAD_PAGE)."""
+        if i.op == Op.PCOPY:
+            return int(self.ext[i.a]) < i.pages and int(self.ext[i.a + 1]) < i.pages
+        first = int(self.ext[i.a])
+        if first >= 1 << i.shift:
+            return False
+        used = (first + i.row + np.arange(i.length)) >> i.shift
+        return bool((self.ext[i.a + 1 + np.unique(used)] < i.pages).all())
+
+    def _page_fault(self, pc: int, i: Instr, raise_on_error: bool) -> RunResult:
+        """Stop on BAD_PAGE: the table words were read, nothing was written."""
+        cost = table_phase_cycles(i, self.cfg)
+        self.counters.total += cost
+        self.counters.dma += cost
+        self.counters.pt_words += paged_geometry(i).table_words
+        return self._stop(ErrorCode.BAD_PAGE, pc, i, raise_on_error)
+
+    def _pool_words(self, i: Instr, pool_rows: np.ndarray) -> np.ndarray:
+        """External addresses of the rows' words, row by row."""
+        starts = i.c + pool_rows * i.m
+        return (starts[:, None] + np.arange(i.m)[None, :]).reshape(-1)
+
+    def _write_ext(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        """Write in order: an address named twice (a page listed twice) keeps the later value."""
+        last = addresses.size - 1 - np.unique(addresses[::-1], return_index=True)[1]
+        self.ext[addresses[last]] = values[last]
+        self.stored[addresses] = True
+
+    def _execute_paged(self, i: Instr) -> None:
+        geo = paged_geometry(i)
+        sram = slice(i.b, i.b + geo.words)
+        if i.op == Op.PCOPY:
+            slots = i.row + np.arange(i.length)
+            src, dst = (int(self.ext[i.a + k]) << i.shift for k in (0, 1))
+            self.sram[sram] = self.ext[self._pool_words(i, src | slots)]
+            self._write_ext(self._pool_words(i, dst | slots), self.sram[sram])
+        elif i.op == Op.PLOAD:
+            self.sram[sram] = self.ext[self._pool_words(i, self._table_rows(i))]
+        else:
+            self._write_ext(self._pool_words(i, self._table_rows(i)), self.sram[sram])
+        self.counters.dma_words += geo.words
+        self.counters.pt_words += geo.table_words
 
 
 def run(image, cfg: ChipConfig | None = None, raise_on_error: bool = False) -> RunResult:

@@ -173,6 +173,30 @@ class PageTable:
         physical = np.asarray(request.pages, dtype=np.intp)[table_index]
         return self.pool[physical, logical % self.page_size]
 
+    def write(self, rid: Hashable, index: int, row: ArrayLike) -> None:
+        """Overwrite row ``index``, already appended, in a page the request holds alone.
+
+        A chip that writes its own rows (chip gather, model.host) has a placeholder row appended
+        first, so that the row's page is taken, or privately copied, before the chip writes it;
+        this records what the chip wrote. A shared page is refused: its other owners would see
+        the row change (``append`` copies a shared page first).
+        """
+        request = self._get(rid)
+        value = self._as_row(rid, row)
+        index = _as_index(rid, "index", index)
+        if not request.dropped * self.page_size <= index < request.length:
+            raise InvalidArgument(
+                f"request {rid!r}: write({index}) is outside the readable rows "
+                f"[{request.dropped * self.page_size}, {request.length})"
+            )
+        page = request.pages[index // self.page_size - request.dropped]
+        if self._refcounts[page] > 1:
+            raise InvalidArgument(
+                f"request {rid!r}: row {index} lies in page {page}, which "
+                f"{self._refcounts[page]} requests share; append (copy-on-write) first"
+            )
+        self.pool[page, index % self.page_size, ...] = value
+
     def trim(self, rid: Hashable, keep_from: int) -> None:
         """Release the request's pages lying entirely below logical row ``keep_from`` (a window).
 

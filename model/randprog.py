@@ -1,10 +1,17 @@
 """Constrained-random programs for the chip: legal by construction, seeded, reproducible.
 
 Each program loads random data from external memory into the scratchpad, runs a random mix of
-MATMUL, VADD, VMAX, ARGMAX and SOFTMAX on it, stores results back and halts. The constraints
-are the ISA's rules for a defined result (no partial overlap of VADD ranges, MATMUL's result
-apart from its operands, every range inside its memory), so the RTL and the reference machine
-must agree on every word. Sizes lean towards the edges (1, K_MAX, tile boundaries).
+MATMUL, VADD, VMAX, ARGMAX, SOFTMAX and the paged instructions on it, stores results back and
+halts. The constraints are the ISA's rules for a defined result (no partial overlap of VADD
+ranges, MATMUL's result apart from its operands, every range inside its memory), so the RTL and
+the reference machine must agree on every word. Sizes lean towards the edges (1, K_MAX, tile
+boundaries, pages of one row, the 64-entry table buffer).
+
+The paged instructions use one pool per program, laid over the random data (so a PSTORE or
+PCOPY changes words a later LOAD may read), and a block table of their own each, in a region
+of tables above the data: random headers, pages reused and out of order, entries the rows do
+not use holding noise, and now and then a page outside the pool. That table makes the program
+stop with BAD_PAGE at that instruction, which is its last (`stops_at`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ MAX_INSTRS = 14
 DATA_BASE = 1024  # external words: program below, input data from here
 OUT_BASE = 4096  # stored results from here
 DATA_WORDS = 2048
+TABLE_BASE = DATA_BASE + DATA_WORDS  # block tables, up to OUT_BASE
+BAD_TABLE_CHANCE = 0.05  # a paged instruction's table names a page outside the pool
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class RandomProgram:
     instrs: tuple[Instr, ...]
     image: np.ndarray  # int64 words, program at address 0
     ext_used: int
+    stops_at: int | None = None  # the instruction whose table stops the run (BAD_PAGE), if any
 
 
 def edge_biased(rng: random.Random, lo: int, hi: int, edges: tuple[int, ...] = ()) -> int:
@@ -94,27 +104,28 @@ def generate(seed: int, cfg: ChipConfig | None = None) -> RandomProgram:
     image = np.zeros(OUT_BASE, dtype=np.int64)
     image[DATA_BASE:DATA_BASE + DATA_WORDS] = [random_word(rng) for _ in range(DATA_WORDS)]
     pad = _Scratchpad(rng, cfg)
+    tables = _Tables(rng, image, _random_pool(rng))
     instrs: list[Instr] = []
     for _ in range(rng.randint(1, 3)):
         instrs.append(_load(rng, pad))
     out_next = OUT_BASE
-    while len(instrs) < MAX_INSTRS - 1 and rng.random() < 0.85:
+    while len(instrs) < MAX_INSTRS - 1 and rng.random() < 0.85 and tables.stops_at is None:
         if rng.random() < 0.12:
             store = _store(rng, pad, out_next)
             if store is not None:
                 instrs.append(store)
                 out_next += store.length
             continue
-        instr = _compute(rng, pad, cfg)
+        instr = _compute(rng, pad, cfg, tables, len(instrs))
         if instr is not None:
             instrs.append(instr)
-    if pad.filled:
+    if pad.filled and tables.stops_at is None:
         start, size = pad.filled[-1]
         instrs.append(isa.store(start, out_next, size))
         out_next += size
     words = isa.assemble(instrs)
     image[: len(words)] = words
-    return RandomProgram(seed, tuple(instrs), image, out_next)
+    return RandomProgram(seed, tuple(instrs), image, out_next, tables.stops_at)
 
 
 def _load(rng: random.Random, pad: _Scratchpad) -> Instr:
@@ -132,12 +143,16 @@ def _store(rng: random.Random, pad: _Scratchpad, out_next: int) -> Instr | None:
     return isa.store(start + size - length, out_next, length)
 
 
-def _compute(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | None:
-    kind = rng.choice(["matmul"] * 4 + ["vadd", "vmax", "argmax", "softmax", "load"])
+def _compute(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig, tables: _Tables,
+             index: int) -> Instr | None:
+    kind = rng.choice(["matmul"] * 4 + ["vadd", "vmax", "argmax", "softmax", "load"]
+                      + ["pload", "pload", "pstore", "pcopy"])
     if kind == "load":
         return _load(rng, pad) if pad.next_free < cfg.sram_words - 400 else None
     if kind == "matmul":
         return _matmul(rng, pad, cfg)
+    if kind in ("pload", "pstore", "pcopy"):
+        return _paged(rng, pad, tables, kind, index)
     length = edge_biased(rng, 1, 64 if kind != "softmax" else 48, (2, 16))
     if kind == "softmax" and rng.random() < 0.05:
         length = cfg.sm_max
@@ -175,3 +190,115 @@ def _matmul(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | No
     raw = rng.random() < 0.15
     return isa.matmul(a, b, c, m, k, n, mult=random_mult(rng), shift=random_shift(rng),
                       b_transposed=rng.random() < 0.5, raw=raw)
+
+
+# ---- paged instructions ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """One pool laid over the random data: `pages` pages of 2^page_shift rows of row_words."""
+
+    base: int
+    row_words: int
+    page_shift: int
+    pages: int
+
+    @property
+    def page_rows(self) -> int:
+        return 1 << self.page_shift
+
+
+def _random_pool(rng: random.Random) -> _Pool:
+    row_words = edge_biased(rng, 1, 16, (8,))
+    page_shift = rng.choice([0, 0, 1, 2, 2, 3, 4, 5])
+    most = DATA_WORDS // ((1 << page_shift) * row_words)
+    if most == 0:
+        page_shift, most = 0, DATA_WORDS // row_words
+    pages = edge_biased(rng, 1, min(most, 40), (2,))
+    pool_words = pages * (1 << page_shift) * row_words
+    return _Pool(DATA_BASE + rng.randint(0, DATA_WORDS - pool_words), row_words, page_shift,
+                 pages)
+
+
+class _Tables:
+    """Writes each paged instruction's block table (or PCOPY's page pair) into the image."""
+
+    def __init__(self, rng: random.Random, image: np.ndarray, pool: _Pool):
+        self.rng = rng
+        self.image = image
+        self.pool = pool
+        self.next_free = TABLE_BASE
+        self.stops_at: int | None = None  # the instruction a bad table stops
+
+    def page(self) -> int:
+        return self.rng.randrange(self.pool.pages)
+
+    def bad_page(self) -> int:
+        """A page outside the pool, or outside external memory altogether."""
+        return self.rng.choice([self.pool.pages, self.pool.pages + self.rng.randrange(1000),
+                                0xFFFF, 0x10000, 0xFFFFFFFF])
+
+    def place(self, words: list[int]) -> int | None:
+        start = self.next_free + self.rng.randrange(0, 4)
+        if start + len(words) > OUT_BASE:
+            return None
+        self.image[start : start + len(words)] = words
+        self.next_free = start + len(words)
+        return start
+
+    def view(self, row: int, length: int, bad: bool) -> int | None:
+        """A block table for table rows row .. row+length-1: header, then the entries."""
+        pool, rng = self.pool, self.rng
+        first = rng.randrange(pool.page_rows)
+        last_entry = (pool.page_rows - 1 + row + length - 1) >> pool.page_shift
+        used = range((first + row) >> pool.page_shift,
+                     ((first + row + length - 1) >> pool.page_shift) + 1)
+        entries = [self.page() if j in used else rng.getrandbits(32)
+                   for j in range(last_entry + 1)]
+        if rng.random() < 0.3 and len(entries) > 1:  # one page for several table pages
+            for j in used:
+                entries[j] = entries[used[0]]
+        if bad:
+            if rng.random() < 0.3:
+                first = pool.page_rows + rng.randrange(4)  # the header is not a slot
+            else:
+                entries[rng.choice(used)] = self.bad_page()
+        return self.place([first, *entries])
+
+    def pair(self, bad: bool) -> int | None:
+        src, dst = self.page(), self.page()
+        if bad:
+            src, dst = ((self.bad_page(), dst) if self.rng.random() < 0.5
+                        else (src, self.bad_page()))
+        return self.place([src, dst])
+
+
+def _paged(rng: random.Random, pad: _Scratchpad, tables: _Tables, kind: str,
+           index: int) -> Instr | None:
+    pool = tables.pool
+    fields = (pool.base, pool.row_words)
+    bad = rng.random() < BAD_TABLE_CHANCE
+    if kind == "pcopy":
+        row = rng.randrange(pool.page_rows)
+        length = edge_biased(rng, 1, pool.page_rows - row)
+        table, sram = tables.pair(bad), pad.take(length * pool.row_words)
+        instr = isa.pcopy
+    else:
+        row = rng.choice([0, 0, rng.randrange(3 * pool.page_rows)])
+        # the longest run of rows whose table fits the unit's entry buffer (E <= PT_ENTRIES)
+        fits = ((isa.PT_ENTRIES - 1 + (row >> pool.page_shift)) * pool.page_rows - row + 1)
+        most = max(1, min(fits, 300 // pool.row_words))
+        length = edge_biased(rng, 1, most, (pool.page_rows, pool.page_rows + 1))
+        table = tables.view(row, length, bad)
+        if kind == "pload":
+            sram, instr = pad.take(length * pool.row_words), isa.pload
+        else:
+            sram, instr = pad.operand(length * pool.row_words), isa.pstore
+    if table is None or sram is None:
+        return None
+    if kind != "pstore":
+        pad.filled.append((sram, length * pool.row_words))
+    if bad:
+        tables.stops_at = index
+    return instr(table, sram, *fields, length, pool.page_shift, pool.pages, row=row)

@@ -24,7 +24,9 @@ from model.isa import (
     ERROR_BITS,
     N_OPCODES,
     OPCODE_BITS,
+    PAGE_SHIFT_MAX,
     PARAMETER_RANGES,
+    PT_ENTRIES,
     ChipConfig,
     ErrorCode,
     Op,
@@ -102,7 +104,11 @@ def _isa_lines() -> list[str]:
             *(_define(f"ERR_{code.name}", _sized(code, ERROR_BITS)) for code in ErrorCode),
             "",
             "// the SOFTMAX divider's width (model.isa.DIV_W; it sets SOFTMAX's cycle cost)",
-            _define("DIV_W", DIV_W)]
+            _define("DIV_W", DIV_W),
+            "",
+            "// the paged instructions' limits (model.isa; hw/ISA.md, \"Paged instructions\")",
+            _define("PAGE_SHIFT_MAX", PAGE_SHIFT_MAX, "pages of 1 .. 2^PAGE_SHIFT_MAX rows"),
+            _define("PT_ENTRIES", PT_ENTRIES, "table entries one PLOAD or PSTORE reads, at most")]
 
 
 def _state_lines() -> list[str]:

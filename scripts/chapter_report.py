@@ -17,7 +17,7 @@ from model.machine import Counters
 from sim.toolchain import SIMULATORS
 from verif.decode_checks import token_problems
 from verif.decode_spec import DecodeSpec
-from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, TABLE_STEPS, chapter_spec
+from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, TABLE_STEPS, chapter_spec, chip_gather_spec
 from verif.run_record import RESULT_FILE, read_result
 
 PAGE_STEPS = (1, 8, 16, 32)  # the chapter's "pages in use after step ..." columns
@@ -44,11 +44,15 @@ class ChapterRun:
     window: int | None
     status: str  # the simulation's: "passed", "failed", or "missing" (no result file)
     run_dir: str = ""
+    gather: str = "host"  # who copied each step's cached rows: the host, or the chip itself
     tokens: list[int] = field(default_factory=list)
     rule_ok: bool = False
     programs_compiled: int = 0
     failure: str | None = None
     steps: list[StepRow] = field(default_factory=list)
+    # words the page-table agent wrote per step for the cached rows: rows (host gather), block
+    # table and copy pair (chip gather); the memory mirror skips words that already hold them
+    host_words: list[int] = field(default_factory=list)
 
     @property
     def cycles(self) -> list[int]:
@@ -82,9 +86,10 @@ def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
     rule_ok = len(tokens) == spec.steps + 1 and not token_problems(spec, tokens)
     return ChapterRun(
         sim=result["sim"], window=window, status=result["status"], run_dir=str(run_dir),
-        tokens=tokens, rule_ok=rule_ok,
+        gather=spec.gather, tokens=tokens, rule_ok=rule_ok,
         programs_compiled=decode["programs_compiled"] if decode else 0,
-        failure=result.get("failure"), steps=steps)
+        failure=result.get("failure"), steps=steps,
+        host_words=decode.get("host_words", []) if decode else [])
 
 
 def chapter_window(result: dict) -> tuple[bool, int | None]:
@@ -107,6 +112,21 @@ def collect_runs(run_dirs: list[Path]) -> list[ChapterRun]:
             found[(result["sim"], window)] = read_run(path.parent, result, window)
     return [found.get((sim, w), ChapterRun(sim, w, "missing"))
             for w in CHAPTER_WINDOWS for sim in SIMULATORS]
+
+
+def collect_chip_gather_runs(run_dirs: list[Path]) -> list[ChapterRun]:
+    """The chapter decodes in chip gather among `run_dirs` that ran (one per simulator and
+    window; newest wins), for regress.json beside collect_runs' host-gather ones."""
+    names = {chip_gather_spec(w).name: w for w in CHAPTER_WINDOWS}
+    found: dict[tuple[str, int | None], ChapterRun] = {}
+    results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
+    for path in sorted(results, key=lambda p: p.stat().st_mtime):
+        result = read_result(path.parent)
+        specs = [d["spec"]["name"] for d in result.get("decodes", [])]
+        if result.get("test") == "PlanDecodeTest" and len(specs) == 1 and specs[0] in names:
+            window = names[specs[0]]
+            found[(result["sim"], window)] = read_run(path.parent, result, window)
+    return [found[key] for key in sorted(found, key=lambda k: (str(k[1]), k[0]))]
 
 
 def first_disagreement(runs: list[ChapterRun], window: int | None) -> str | None:

@@ -17,13 +17,11 @@ Nothing here predicts a value: the runs were checked already (scoreboard, decode
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from model.step_rule import pages_held
 from model.tiny_lm import rule_tokens
 from scripts.example_b_part3 import window_accuracy_rows
-from sim.runner import RUNS_ROOT
 from sim.toolchain import SIMULATORS
 from verif.decode_spec import DecodeSpec
 from verif.plans import (
@@ -34,27 +32,9 @@ from verif.plans import (
     page_size_spec,
     sinks_spec,
 )
-from verif.run_record import RESULT_FILE, read_result
+from verif.run_record import newest_results
 
 SINK_WINDOWS = (4, 8, 16)  # example B part 3's windows that can hold the sinks and more
-
-
-def latest_results(names: set[str], since: float = 0.0,
-                   root: Path | None = None) -> dict[tuple[str, str], dict]:
-    """The newest passed result file per (simulator, decode name), written since ``since``."""
-    found: dict[tuple[str, str], tuple[float, dict]] = {}
-    for path in (root or RUNS_ROOT).rglob(RESULT_FILE):
-        mtime = path.stat().st_mtime
-        if mtime < since:
-            continue
-        result = read_result(path.parent)
-        decodes = result.get("decodes", [])
-        if result.get("status") != "passed" or len(decodes) != 1:
-            continue
-        key = (result.get("sim", "?"), decodes[0]["spec"]["name"])
-        if key[1] in names and mtime >= found.get(key, (-1.0, {}))[0]:
-            found[key] = (mtime, result)
-    return {key: result for key, (_, result) in found.items()}
 
 
 def totals(result: dict) -> list[int]:
@@ -97,7 +77,7 @@ def page_size_row(page_size: int, results: list[dict]) -> PageSizeRow:
 def page_sizes_table(since: float = 0.0) -> dict[str, Any]:
     """Exercise 1's table from the RTL runs; missing runs are named, not invented."""
     names = {page_size_spec(p).name: p for p in PAGE_SIZES}
-    found = latest_results(set(names), since)
+    found = newest_results(set(names), since)
     rows, missing = [], []
     for name, page_size in names.items():
         results = [found[(sim, name)] for sim in SIMULATORS if (sim, name) in found]
@@ -136,7 +116,7 @@ def print_page_sizes(table: dict[str, Any]) -> None:
 def sinks_rtl_rows(since: float = 0.0) -> list[dict[str, Any]]:
     """One row per simulator: rule, exact pages at every step, flat cycles."""
     spec: DecodeSpec = sinks_spec()
-    found = latest_results({spec.name}, since)
+    found = newest_results({spec.name}, since)
     rows = []
     for sim in SIMULATORS:
         result = found.get((sim, spec.name))

@@ -6,14 +6,17 @@ Stages, each timed:
    runs (a no-op when they are up to date);
 2. software checks and decodes: one pytest-xdist session of the `chapter` suite
    (scripts/suites.py): model/tests, the 32-step decodes with W = None, 8, 4 and the RTL
-   exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks) on both simulators, the
-   scoreboard checking every step;
+   exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks), the chapter's decodes in
+   chip-gather mode (the chip reads the pool through block tables) and the serving workload
+   (B = 8 on both simulators, B = 1, 2, 4 on Verilator), the scoreboard checking every run;
 3. examples A and B (scripts/example_a.py, scripts/example_b.py): the paged cache event by
    event, and what paging, sharing and windows buy;
 4. exercises (scripts/exercises.py): the chapter's four exercises as tables, out/exercises.json;
-5. mutation run (scripts/mutate.py);
-6. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
-   (the chapter's Figures 15.2-15.7 among them), out/regress.json, and the coverage report
+5. serving (scripts/serving_report.py): the workload's batch sweep on the RTL, out/serving.json;
+6. mutation run (scripts/mutate.py);
+7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
+   (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
+   mode), host gather against chip gather (out/gather.json), and the coverage report
    out/coverage.md; it fails when Icarus and Verilator differ in any counter or output word.
 
 Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
@@ -39,7 +42,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scripts import chapter_report, exercise_plots, exercises, report_plots
+from scripts import (
+    chapter_report,
+    exercise_plots,
+    exercises,
+    gather_report,
+    report_plots,
+    serving_report,
+)
 from scripts._common import write_json
 from scripts.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from sim.runner import REPO_ROOT
@@ -130,19 +140,44 @@ class ExerciseStage:
 
 
 @dataclass
+class ServingStage:
+    """The serving stage: the batch sweep's table (for the report) from this job's runs."""
+
+    since: float
+    text: str = ""
+
+    def run(self) -> tuple[bool, str]:
+        table = serving_report.serving_table(self.since)
+        self.text = serving_report.print_table(table)
+        path = write_json("serving.json", table)
+        if table["rows"]:
+            serving_report.throughput_plot(table, PLOTS / "serving.png")
+        ok = not table["missing"] and table["b8_simulators_agree"]
+        gain = table.get("gain_b8_over_b1")
+        return ok, (f"{len(table['rows'])} batch sizes, {rel(path)}"
+                    + (f", gain at B = 8: {gain}x" if gain else "")
+                    + ("" if ok else f"; missing {table['missing']} or simulators differ"))
+
+
+@dataclass
 class Report:
     """The report stage: tables, regress.json, plots, coverage. report.md comes at the end."""
 
     decodes_since: float
     runs: list[chapter_report.ChapterRun] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
+    gather_text: str = ""  # host gather against chip gather (scripts/gather_report.py)
 
     def build(self) -> tuple[bool, str]:
         run_dirs = session_runs(JUNIT, self.decodes_since)
         self.runs = chapter_report.collect_runs(run_dirs)
+        chip_gather = chapter_report.collect_chip_gather_runs(run_dirs)
         print(chapter_report.terminal_tables(self.runs))
-        REGRESS_JSON.write_text(json.dumps(chapter_report.regress_json(self.runs), indent=1)
-                                + "\n")
+        REGRESS_JSON.write_text(json.dumps(chapter_report.regress_json(self.runs + chip_gather),
+                                           indent=1) + "\n")
+        self.gather_text = gather_report.report(
+            gather_report.model_decodes() + gather_report.rtl_decodes(run_dirs), OUT)
+        print("\n" + self.gather_text)
         self.plots = write_plots(self.runs, self.decodes_since)
         coverage = write_coverage_report(run_dirs, self.decodes_since, "make run")
         print(f"\nwrote {rel(REGRESS_JSON)}, {rel(coverage)}, {rel(JUNIT)} and "
@@ -216,7 +251,7 @@ def part3_comparison(example_b: dict) -> str:
 
 
 def markdown_report(report: Report, stages: list[Stage], wall: float,
-                    exercise_text: str = "") -> str:
+                    exercise_text: str = "", serving_text: str = "") -> str:
     example_b = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
@@ -229,6 +264,10 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         part3_comparison(example_b) if example_b else "example B did not run",
         "## Exercises", f"```\n{exercise_text.strip()}\n```" if exercise_text
         else "the exercises did not run",
+        report.gather_text or "## Host gather and chip gather\n\nthe report stage did not run",
+        "## Serving (continuous batching on the RTL)",
+        f"```\n{serving_text.strip()}\n```\n\n![serving](plots/serving.png)" if serving_text
+        else "the serving stage did not run",
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
         f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
         "coverage: `out/coverage.md`.",
@@ -264,12 +303,15 @@ def main(argv: list[str] | None = None) -> int:
     stages.append(timed("example B", lambda: python_module("scripts.example_b")))
     exercise_stage = ExerciseStage(decodes_since)
     stages.append(timed("exercises", exercise_stage.run))
+    serving_stage = ServingStage(decodes_since)
+    stages.append(timed("serving", serving_stage.run))
     stages.append(timed("mutation run", mutation_summary))
     report = Report(decodes_since)
     stages.append(timed("report", report.build))
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
-    REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text))
+    REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
+                                      serving_stage.text))
     print(f"report: {rel(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1
 

@@ -7,12 +7,18 @@ Loaded with ``-p scripts.regress_plugin`` by ``make regress`` and ``make run`` (
 - every finished simulation test, and every test that did not pass, prints one line
   ``[k/N] PASS  test_chapter_decode[icarus-W8-seed1]  12.3 s`` (under pytest-xdist the
   controller prints them as the workers report);
-- at the end, each failing test's one re-run command (waves on for a simulation test).
+- at the end, each failing test's one re-run command (waves on for a simulation test);
+- ``--nodes-file FILE`` keeps only the node ids listed in FILE (one a line: a shard's tests,
+  scripts/shards.py), and fails if one of them was not collected;
+- ``--node-info FILE`` writes the kept tests as JSON (node id, simulator, `sim` marker, timeout
+  marker): what the shards and the Dask executor know of a test before running it.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -20,10 +26,15 @@ from scripts.suites import SUITES, select
 from sim import runner
 
 VERDICTS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
+RERUN_HEADING = "re-run each failing test (with waves for simulations)"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--suite", choices=sorted(SUITES), help="run only this regression suite")
+    parser.addoption("--nodes-file", metavar="FILE",
+                     help="run only the node ids listed in FILE, one a line (a shard)")
+    parser.addoption("--node-info", metavar="FILE",
+                     help="write the selected tests as JSON to FILE (node id, sim, timeout)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,6 +48,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         kept, dropped = select(suite, items)
         items[:] = kept
         config.hook.pytest_deselected(items=dropped)
+    nodes_file = config.getoption("nodes_file")
+    if nodes_file:
+        keep_listed(config, items, Path(nodes_file).read_text().split())
+
+
+def keep_listed(config: pytest.Config, items: list[pytest.Item], listed: list[str]) -> None:
+    """Keep the listed node ids; a listed node that was not collected is an error."""
+    missing = sorted(set(listed) - {item.nodeid for item in items})
+    if missing:
+        raise pytest.UsageError(f"--nodes-file: {len(missing)} listed test(s) not collected "
+                                f"(another --seeds or RANDOM_SEED?), first: {missing[0]}")
+    wanted = set(listed)
+    dropped = [item for item in items if item.nodeid not in wanted]
+    items[:] = [item for item in items if item.nodeid in wanted]
+    config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    path = session.config.getoption("node_info")
+    if path:
+        Path(path).write_text(json.dumps([node_info(item) for item in session.items]))
+
+
+def node_info(item: pytest.Item) -> dict:
+    """What the shards and the Dask executor know of a test before running it."""
+    callspec = getattr(item, "callspec", None)
+    timeout = item.get_closest_marker("timeout")
+    return {"nodeid": item.nodeid,
+            "sim": callspec.params.get("sim") if callspec is not None else None,
+            "simulation": item.get_closest_marker("sim") is not None,
+            "timeout": (timeout.args or [timeout.kwargs.get("timeout")])[0] if timeout else None}
 
 
 def rerun_command(nodeid: str, seed: object | None, is_sim: bool) -> str:
@@ -44,6 +86,12 @@ def rerun_command(nodeid: str, seed: object | None, is_sim: bool) -> str:
     if is_sim:
         return runner.rerun_command(seed, nodeid)
     return f".venv/bin/pytest -p no:xdist {shlex.quote(nodeid)}"
+
+
+def progress_line(done: int, total: int, nodeid: str, outcome: str, seconds: float) -> str:
+    """``[k/N] PASS  test_name[params]  12.3 s``: one finished test."""
+    verdict = VERDICTS.get(outcome, outcome.upper())
+    return f"[{done}/{total}] {verdict}  {nodeid.rpartition('::')[2]}  {seconds:.1f} s"
 
 
 class Progress:
@@ -82,12 +130,11 @@ class Progress:
             seed = dict(report.user_properties).get("seed")
             self.failures.append(rerun_command(report.nodeid, seed, is_sim))
         if is_sim or not report.passed:
-            name = report.nodeid.rpartition("::")[2]
-            verdict = VERDICTS.get(report.outcome, report.outcome.upper())
-            self.write(f"[{self.done}/{self.total}] {verdict}  {name}  {report.duration:.1f} s")
+            self.write(progress_line(self.done, self.total, report.nodeid, report.outcome,
+                                     report.duration))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.failures:
-            terminalreporter.section("re-run each failing test (with waves for simulations)")
+            terminalreporter.section(RERUN_HEADING)
             for command in self.failures:
                 terminalreporter.write_line(command)

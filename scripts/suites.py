@@ -21,6 +21,8 @@ from sim.toolchain import SIMULATORS
 
 DECODES = "verif/tests/test_decode.py"
 CHIP = "verif/tests/test_chip.py"
+SERVING = "verif/tests/test_serving.py"
+CHIP_GATHER = "verif/tests/test_chip_gather.py"
 BLOCKS = "sim/tests/test_blocks.py"
 SCALE = "scripts/tests/test_regress_scale.py"
 
@@ -54,11 +56,14 @@ def seed_index(item: pytest.Item) -> int:
     return marker.args[0] if marker else 0
 
 
-CHAPTER = [  # the chapter's run: the software checks, the three decodes and the RTL exercises
+CHAPTER = [  # make run's: the software checks, the three decodes, the RTL exercises, serving
     Entry("model/tests"),
     Entry(f"{DECODES}::test_chapter_decode", seeds=1),
     Entry(f"{DECODES}::test_page_size_decode", seeds=1),
     Entry(f"{DECODES}::test_sinks_decode", seeds=1),
+    Entry(f"{SERVING}::test_serving_workload", seeds=1),
+    Entry(f"{SERVING}::test_serving_batch_sweep", seeds=1),
+    Entry(f"{CHIP_GATHER}::test_chip_gather_decodes_as_host_gather", seeds=1),
 ]
 
 SUITES: dict[str, list[Entry]] = {
@@ -80,6 +85,8 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code", seeds=1),
         Entry("sim/tests"),
         Entry("verif/tests/test_decode_units.py"),
+        Entry("verif/tests/test_write_monitor.py", seeds=1),
+        Entry(CHIP_GATHER),
         Entry("verif/tests/test_code_coverage.py", seeds=1),
         Entry("model/tests"),
         Entry("scripts/tests"),

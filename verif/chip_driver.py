@@ -12,11 +12,10 @@ from pyuvm import ConfigDB, uvm_analysis_port, uvm_driver, uvm_tlm_analysis_fifo
 from model.compiler import CompiledStep
 from model.isa import ChipConfig, disassemble, exec_cycles, overhead_cycles
 from verif.chip_bfm import ChipHung
-from verif.chip_monitor import decode_outputs
 from verif.env_config import CFG_KEY, DecodeEnvConfig
 from verif.failures import recording_failures
 from verif.profiling import PROFILE
-from verif.step_item import StepItem, StepResponse
+from verif.step_item import BatchStepItem, StepItem, StepResponse
 
 
 def cycle_budget(program: CompiledStep, cfg: ChipConfig) -> int:
@@ -61,14 +60,14 @@ class ChipDriver(uvm_driver):
         await self.start_and_wait(item, cost)
         observation = await self.observations.get()
         with PROFILE.section("chip_driver"):
-            outputs = (decode_outputs(self.cfg.layout, observation)
+            outputs = (item.read_outputs(observation)
                        if observation.status is not None else None)
             response = StepResponse(f"{item.get_name()}_rsp", observation, outputs)
             response.set_id_info(item)
         return response
 
-    def load(self, item: StepItem) -> None:
-        """Program and weights when the program changes; x every step."""
+    def load(self, item: StepItem | BatchStepItem) -> None:
+        """Program and weights when the program changes; the item's host inputs every run."""
         program, memory, layout = item.program, self.cfg.memory, self.cfg.layout
         if program.layout != layout:
             raise ValueError(f"{item.where()}: the program's layout differs from the env's")
@@ -77,7 +76,8 @@ class ChipDriver(uvm_driver):
             memory.write(layout.weights, program.weight_words)
             self.loaded = program
             self.budget = cycle_budget(program, self.cfg.chip)
-        memory.write(layout.x, item.x)
+        for address, words in item.host_inputs().items():
+            memory.write(address, words)
 
     async def start_and_wait(self, item: StepItem, cost: int) -> None:
         """Pulse start and await done, at most `cost` + margin cycles."""

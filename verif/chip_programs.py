@@ -3,20 +3,27 @@
 Run through `verif/tests/test_chip.py`. Every program's final external memory, error code and
 all counters (cycle and event) must equal the reference machine's, bit for bit. The seed of each
 program is derived from the run's seed, so a failing program is named by a number anyone can replay.
+Each run also samples the chip-side covergroup (`decode.chip_cg`, from what the RTL reported)
+into the run folder, so `make coverage` merges what random programs reach (VMAX, saturations,
+short and long DMA runs, wide softmax ranges) with the decodes' coverage.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import cocotb
 import numpy as np
 
 from model import isa, machine, randprog
 from model.isa import ChipConfig
-from verif.chip_bfm import ChipBfm
+from verif import coverage
+from verif.chip_bfm import ChipBfm, ChipStatus
+from verif.chip_monitor import ChipObservation
 from verif.compare import counter_differences, first_memory_difference
 from verif.ext_memory import ExtMemoryMirror
+from verif.run_record import RunRecorder
 
 WATCHDOG_MARGIN = 1000
 
@@ -61,7 +68,20 @@ async def random_programs(dut):
             f"program {index} (program seed {program.seed}) differs from the reference machine:\n  "
             + "\n  ".join(problems) + "\n  program:\n" + describe(program)
         )
+        sample_chip_coverage(status)
+    run_dir = Path(os.getcwd())
+    recorder = RunRecorder(run_dir, "random_programs")
+    recorder.extra["coverage"] = {"files": coverage.export(run_dir),
+                                  "summary": coverage.summary()}
+    recorder.write("passed")  # reached only when every program matched
     dut._log.info("%d random programs match the reference machine", count)
+
+
+def sample_chip_coverage(status: ChipStatus) -> None:
+    """decode.chip_cg from what the RTL reported for one program (status and event counters)."""
+    sample = coverage.ChipSample.of(ChipObservation(status, 0, np.zeros(0, np.uint32)))
+    for point in coverage.CHIP_POINTS:
+        point(sample)
 
 
 ERROR_CASES = [
@@ -70,6 +90,8 @@ ERROR_CASES = [
     ("scratchpad address out of range", isa.matmul(0, 0, 4094, 2, 2, 2)),
     ("zero size", isa.vadd(0, 0, 0, 0)),
     ("reduction longer than K_MAX", isa.matmul(0, 0, 0, 1, 65, 1)),
+    # the block table at 100 holds the data [1, 2, 3, 4]: its header 1 is no slot of a page of 1
+    ("block table outside the pool", isa.pload(100, 8, 300, 1, 1, 0, 4)),
 ]
 
 

@@ -1,11 +1,15 @@
 """Functional coverage of the decode environment: every coverage point of the testbench.
 
-Three covergroups (cocotb-coverage trie nodes), each sampled by one subscriber:
+Five covergroups (cocotb-coverage trie nodes), each sampled by one subscriber:
 
 * ``decode.step_cg``   host side, one sample per chip step as driven (context, window, ...)
 * ``decode.page_cg``   the paged cache, one sample per page-table operation
 * ``decode.chip_cg``   chip side, one sample per run, from what the RTL reported after done:
                        its status and its event counters (hw/ISA.md, "Counters"), nothing else
+* ``serving.batch_cg`` serving, one sample per batched chip run as driven (batch size)
+* ``serving.pool_cg``  serving, one sample per scheduler operation (preemption, refusal,
+                       prefix-cache hit and eviction, pool exhausted); serving shares full pages
+                       only, so its appends never copy (decode.page_cg.cow_copy covers it)
 
 Adding a coverage point is one decorated function here: stack the sampler's registration
 (`on_step`, `on_page_op` or `on_chip_run`) on a CoverPoint or CoverCross whose `xf` reads the
@@ -16,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
-from model.isa import Op
+from model.isa import ErrorCode, Op
 from verif.chip_monitor import ChipObservation
 from verif.page_op_item import PageOp, PageOpItem
 from verif.step_item import StepItem
@@ -27,6 +32,8 @@ from verif.step_item import StepItem
 STEP_POINTS: list[Callable] = []
 PAGE_POINTS: list[Callable] = []
 CHIP_POINTS: list[Callable] = []
+BATCH_POINTS: list[Callable] = []
+SERVING_POINTS: list[Callable] = []
 
 
 def on_step(point: Callable) -> Callable:
@@ -42,6 +49,16 @@ def on_page_op(point: Callable) -> Callable:
 
 def on_chip_run(point: Callable) -> Callable:
     CHIP_POINTS.append(point)
+    return point
+
+
+def on_batch(point: Callable) -> Callable:
+    BATCH_POINTS.append(point)
+    return point
+
+
+def on_serving(point: Callable) -> Callable:
+    SERVING_POINTS.append(point)
     return point
 
 
@@ -91,13 +108,18 @@ class PageSample:
     pages_spanned: int
     rows: int  # GATHER: rows gathered
     ranges: int  # GATHER: row ranges read (2: the sinks apart from the recent rows)
+    first_slot: int | None = None  # VIEW: the block table's header (the first row's slot)
+    table_pages: tuple[int, ...] = ()  # VIEW: the block table's pages, in table order
+    reused_pages: int = 0  # VIEW: of them, pages given back once and held again
 
     @classmethod
     def of(cls, item: PageOpItem, page_size: int) -> PageSample:
         r = item.result
+        table = () if r.table is None else tuple(int(word) for word in r.table)
         return cls(item.kind.value, page_size, r.pages_used, r.new_page, r.cow_copy, r.released,
                    r.pages_spanned, item.rows if item.kind == PageOp.GATHER else 0,
-                   len(item.ranges))
+                   len(item.ranges), first_slot=table[0] if table else None,
+                   table_pages=table[1:], reused_pages=r.reused_pages)
 
 
 @dataclass
@@ -284,3 +306,136 @@ def export(run_dir) -> dict[str, str]:
     coverage_db.export_to_yaml(str(yaml_file))
     coverage_db.export_to_xml(str(xml_file))
     return {"yaml": str(yaml_file), "xml": str(xml_file)}
+
+
+# ---- serving.batch_cg and serving.pool_cg: continuous batching over one pool ------------------
+
+
+@dataclass
+class BatchSample:
+    """One batched chip run as driven."""
+
+    batch: int
+
+    @classmethod
+    def of(cls, item) -> BatchSample:
+        return cls(item.batch)
+
+
+@dataclass
+class ServingSample:
+    """One serving operation (PLAN or COMMIT) and what the scheduler did."""
+
+    kind: str
+    preempted: int
+    refused: bool
+    prefix_hits: int
+    evictions: int
+    free_pages: int
+
+    @classmethod
+    def of(cls, item: PageOpItem) -> ServingSample:
+        e = item.result.serving
+        return cls(item.kind.value, e.preempted, e.refused, e.prefix_hits, e.evictions,
+                   e.free_pages)
+
+
+@on_batch
+@CoverPoint("serving.batch_cg.batch_size", xf=lambda s: s.batch,
+            **ranges((1, 1), (2, 2), (3, 4), (5, 7), (8, 8)))
+def cover_batch_size(sample: BatchSample) -> None:
+    """Chip runs of one request up to a full batch of eight."""
+
+
+@on_serving
+@CoverPoint("serving.pool_cg.preemption", xf=lambda s: s.preempted > 0 if s.kind == "plan"
+            else None, bins=[True], bins_labels=["a request preempted"])
+def cover_preemption(sample: ServingSample) -> None:
+    """A step that had to preempt the latest admitted request (recomputed later)."""
+
+
+@on_serving
+@CoverPoint("serving.pool_cg.admission_refused", xf=lambda s: s.refused if s.kind == "plan"
+            else None, bins=[True], bins_labels=["the rule kept a request waiting"])
+def cover_admission_refused(sample: ServingSample) -> None:
+    """A request waited although the batch had room: the admission rule refused it."""
+
+
+@on_serving
+@CoverPoint("serving.pool_cg.prefix_hit", xf=lambda s: s.prefix_hits > 0, bins=[True],
+            bins_labels=["pages served from the prefix cache"])
+def cover_prefix_hit(sample: ServingSample) -> None:
+    """A request adopted cached prompt pages instead of computing them."""
+
+
+@on_serving
+@CoverPoint("serving.pool_cg.eviction", xf=lambda s: s.evictions > 0, bins=[True],
+            bins_labels=["a cached page taken back for reuse"])
+def cover_eviction(sample: ServingSample) -> None:
+    """The pool needed a cached page nobody held: its hash dropped, the page reused."""
+
+
+@on_serving
+@CoverPoint("serving.pool_cg.pool_exhausted", xf=lambda s: s.free_pages == 0, bins=[True],
+            bins_labels=["no free page left"])
+def cover_pool_exhausted(sample: ServingSample) -> None:
+    """The pool ran out of free pages (evictable cached pages count as free)."""
+
+
+# ---- chip gather: the block tables the chip read, the copies and stops it made ----------------
+
+
+def _view(sample: PageSample, value):
+    """A chip-gather VIEW's value; None (no sample) for every other operation."""
+    return value if sample.kind == PageOp.VIEW.value else None
+
+
+def _page_order(pages: tuple[int, ...]) -> str | None:
+    if len(pages) < 2:
+        return None
+    ascending = all(b == a + 1 for a, b in pairwise(pages))
+    return "contiguous" if ascending else "non-contiguous"
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.table_pages", xf=lambda s: _view(s, len(s.table_pages)),
+            **ranges((1, 1), (2, 2), (3, 4), (5, 64)))
+def cover_table_pages(sample: PageSample) -> None:
+    """Block tables of one page, and of several: the chip's reads cross page boundaries."""
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.table_first_slot",
+            xf=lambda s: _view(s, "page start" if s.first_slot == 0 else "mid-page"),
+            bins=["page start", "mid-page"])
+def cover_table_first_slot(sample: PageSample) -> None:
+    """A step's rows starting at a page's first slot, and mid-page (a window's start)."""
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.table_page_order", xf=lambda s: _view(s, _page_order(s.table_pages)),
+            bins=["contiguous", "non-contiguous"])
+def cover_table_page_order(sample: PageSample) -> None:
+    """Pages in a block table one after another, and out of order (after pages were reused)."""
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.table_reused_page", xf=lambda s: _view(s, s.reused_pages > 0),
+            bins=[True], bins_labels=["a page freed once, read again"])
+def cover_table_reused_page(sample: PageSample) -> None:
+    """A block table naming a page the window gave back and an append took again."""
+
+
+@on_page_op
+@CoverPoint("decode.page_cg.chip_copy", xf=lambda s: _view(s, s.cow_copy), bins=[True],
+            bins_labels=["copy-on-write on the chip"])
+def cover_chip_copy(sample: PageSample) -> None:
+    """A step whose new row lands in a shared page: the chip copies it (PCOPY) first."""
+
+
+@on_chip_run
+@CoverPoint("decode.chip_cg.bad_page", xf=lambda s: s.error == ErrorCode.BAD_PAGE, bins=[True],
+            bins_labels=["BAD_PAGE: a table named a page outside the pool"])
+def cover_bad_page(sample: ChipSample) -> None:
+    """A chip run stopped by a block-table entry outside the pool (hw/ISA.md, "Errors")."""
+

@@ -12,7 +12,7 @@ from verif import coverage
 from verif.chip_monitor import ChipObservation
 from verif.page_op_item import PageOp, PageOpItem
 from verif.profiling import PROFILE
-from verif.step_item import StepItem
+from verif.step_item import BatchStepItem, StepItem
 
 
 def _sample(points, sample) -> None:
@@ -22,14 +22,19 @@ def _sample(points, sample) -> None:
 
 
 class StepCoverage(uvm_subscriber):
-    """decode.step_cg: each StepItem as the chip driver started it."""
+    """decode.step_cg: each StepItem as the chip driver started it; serving.batch_cg: each
+    BatchStepItem."""
 
-    def write(self, item: StepItem) -> None:
-        _sample(coverage.STEP_POINTS, coverage.StepSample.of(item))
+    def write(self, item: StepItem | BatchStepItem) -> None:
+        if isinstance(item, BatchStepItem):
+            _sample(coverage.BATCH_POINTS, coverage.BatchSample.of(item))
+        else:
+            _sample(coverage.STEP_POINTS, coverage.StepSample.of(item))
 
 
 class PageTableCoverage(uvm_subscriber):
-    """decode.page_cg: each page-table operation the agent finished."""
+    """decode.page_cg: each page-table operation the agent finished; serving.pool_cg: each
+    serving step the scheduler planned or committed."""
 
     def build_phase(self) -> None:
         self.page_size = 0
@@ -37,7 +42,10 @@ class PageTableCoverage(uvm_subscriber):
     def write(self, item: PageOpItem) -> None:
         if item.kind == PageOp.CONFIGURE:
             self.page_size = item.page_size
-        _sample(coverage.PAGE_POINTS, coverage.PageSample.of(item, self.page_size))
+        if item.result.serving is not None:
+            _sample(coverage.SERVING_POINTS, coverage.ServingSample.of(item))
+        else:
+            _sample(coverage.PAGE_POINTS, coverage.PageSample.of(item, self.page_size))
 
 
 class ChipCoverage(uvm_subscriber):

@@ -26,11 +26,14 @@ class DecodeSpec:
     force: list[int] | None = None  # force[L] is the input after step L (force[0] unused)
     force_random: bool = False  # draw `force` from the run's seed when the test builds
     fork_at: int | None = None  # ForkDecodeVseq: fork a second request after this many steps
+    gather: str = "host"  # who copies a step's cached rows: "host" (into kc/vc) or "chip" (PLOAD)
+    bad_table_at: int | None = None  # chip gather: this step's table names a page off the pool
 
     def label(self) -> str:
-        """A short name for reports: the decode's name, window, sinks and page size."""
+        """A short name for reports: the decode's name, window, sinks, page size and gather."""
         sinks = f", S={self.sinks}" if self.sinks else ""
-        return f"{self.name} (W={self.window}{sinks}, P={self.page_size})"
+        gather = ", chip gather" if self.gather == "chip" else ""
+        return f"{self.name} (W={self.window}{sinks}, P={self.page_size}{gather})"
 
     def with_force(self, force: list[int]) -> DecodeSpec:
         return replace(self, force=list(force), force_random=False)

@@ -18,6 +18,7 @@ from verif.chip_bfm import ChipBfm
 from verif.decode_spec import DecodeSpec, plan_from_json
 from verif.ext_memory import ExtMemoryMirror
 from verif.run_record import RunRecorder
+from verif.serving_spec import ServingSpec, spec_from_json
 
 CFG_KEY = "cfg"
 DEFAULT_WATCHDOG_MARGIN = 1000  # cycles beyond the program's closed-form cost
@@ -32,6 +33,7 @@ class DecodeEnvConfig:
     chip: ChipConfig
     layout: Layout
     decodes: list[DecodeSpec]
+    serving: ServingSpec | None  # a serving test's workload (SERVING_SPEC), else None
     seed: int
     sim: str
     run_dir: Path
@@ -58,6 +60,7 @@ def config_from_environment(dut) -> DecodeEnvConfig:
         chip=chip,
         layout=Layout.for_model(DIM, VOCAB, chip.k_max),
         decodes=plan_from_json(os.environ.get("DECODE_PLAN", "[]")),
+        serving=spec_from_json(os.environ.get("SERVING_SPEC", "")),
         seed=int(os.environ.get("RANDOM_SEED", "0")),
         sim=os.environ.get("TB_SIM", "unknown"),
         run_dir=run_dir,

@@ -26,6 +26,7 @@ from sim.runner import (
 )
 from verif.decode_spec import DecodeSpec, plan_to_json
 from verif.run_record import RESULT_FILE, read_result
+from verif.serving_spec import ServingSpec, spec_to_json
 
 COCOTB_MODULE = "verif.decode_tests"
 HARNESS = ("ext_mem.v", "chip_harness.v")
@@ -84,9 +85,21 @@ def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
                run_dir: Path | None = None,
                extra_env: Mapping[str, str] | None = None) -> DecodeRun:
     """Run one decode uvm_test on a build; never raises for a failing simulation."""
+    return _run(b, testcase, {"DECODE_PLAN": plan_to_json(list(plan))}, seed, run_dir,
+                extra_env)
+
+
+def run_serving(b: Build, spec: ServingSpec, seed: int,
+                run_dir: Path | None = None) -> DecodeRun:
+    """Run the serving uvm_test (ServingTest) on a build; never raises for a failing run."""
+    return _run(b, "ServingTest", {"SERVING_SPEC": spec_to_json(spec)}, seed, run_dir)
+
+
+def _run(b: Build, testcase: str, plan_env: Mapping[str, str], seed: int,
+         run_dir: Path | None, extra_env: Mapping[str, str] | None = None) -> DecodeRun:
     run_dir = Path(run_dir or default_test_dir(b, seed))
     (run_dir / RESULT_FILE).unlink(missing_ok=True)
-    env = {"DECODE_PLAN": plan_to_json(list(plan)), "TB_RUN_DIR": str(run_dir),
+    env = {**plan_env, "TB_RUN_DIR": str(run_dir),
            "TB_SIM": b.sim, "TB_WAVES": waves_path(b, run_dir), "TB_RERUN": rerun_command(seed),
            **(extra_env or {})}
     error = None

@@ -7,7 +7,10 @@ attention sinks); the random-model plan, the fork plan and the short plan of the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from verif.decode_spec import DecodeSpec
+from verif.serving_spec import ServingSpec
 
 CHAPTER_STEPS = 32
 CHAPTER_WINDOWS = (None, 8, 4)
@@ -49,3 +52,27 @@ FORK_PLAN = [DecodeSpec("random4-fork", "random", model_seed=4, start=1, steps=2
                         page_size=4, fork_at=10, force_random=True)]
 
 SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)]
+
+SERVING_BATCHES = (1, 2, 4, 8)
+
+
+def serving_spec(batch_size: int) -> ServingSpec:
+    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows."""
+    return ServingSpec(f"workload-B{batch_size}", batch_size=batch_size, window=8,
+                       page_size=4, n_pages=16)
+
+
+# ---- chip gather: the chip reads the rows through the block table --------------------------
+
+
+def chip_gather_spec(window: int | None) -> DecodeSpec:
+    """The chapter's decode with the pool in the chip's memory (gather "chip")."""
+    return replace(chapter_spec(window), name=f"structured-W{window}-chip", gather="chip")
+
+
+CHIP_FORK_PLAN = [replace(FORK_PLAN[0], name="random4-fork-chip", gather="chip")]
+
+# the table of step 10 (context 8, pages of 4) names page n_pages: the first PLOAD stops
+BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, window=8,
+                            page_size=4, gather="chip", bad_table_at=10)]
+

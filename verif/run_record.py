@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from sim.runner import RUNS_ROOT
+
 RESULT_FILE = "result.json"
 
 
@@ -40,6 +42,9 @@ class DecodeResult:
     tokens: list[int]
     pages_after: list[int | None]  # pages in use once each step has appended and trimmed
     programs_compiled: int
+    # words the page-table agent wrote into the chip's memory for each step's cached rows:
+    # the rows (host gather), or the block table and copy pair (chip gather)
+    host_words: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -80,3 +85,30 @@ class RunRecorder:
 def read_result(run_dir: Path) -> dict:
     """The result file of a run folder (pytest side)."""
     return json.loads((Path(run_dir) / RESULT_FILE).read_text())
+
+
+def run_name(result: dict) -> str | None:
+    """The name a run is known by: its one decode's, or its serving workload's."""
+    if "serving" in result:
+        return result["serving"]["spec"]["name"]
+    decodes = result.get("decodes", [])
+    return decodes[0]["spec"]["name"] if len(decodes) == 1 else None
+
+
+def newest_results(names: set[str], since: float = 0.0,
+                   root: Path | None = None) -> dict[tuple[str, str], dict]:
+    """The newest passed result file per (simulator, run name) among ``names``, written since
+    ``since``, under ``root`` (default: every run folder, sim.runner's RUNS_ROOT)."""
+    found: dict[tuple[str, str], tuple[float, dict]] = {}
+    for path in (root or RUNS_ROOT).rglob(RESULT_FILE):
+        mtime = path.stat().st_mtime
+        if mtime < since:
+            continue
+        result = read_result(path.parent)
+        name = run_name(result)
+        if result.get("status") != "passed" or name not in names:
+            continue
+        key = (result.get("sim", "?"), name)
+        if mtime >= found.get(key, (-1.0, {}))[0]:
+            found[key] = (mtime, result)
+    return {key: result for key, (_, result) in found.items()}

@@ -19,12 +19,14 @@ or saw the chip write after its last run ended.
 
 from __future__ import annotations
 
+import numpy as np
 from pyuvm import ConfigDB, uvm_subscriber, uvm_tlm_analysis_fifo
 
 from model import machine
+from model.batch_compiler import BatchLayout
 from model.compiler import Layout
 from verif.chip_bfm import UnknownValue
-from verif.chip_monitor import ChipObservation, decode_outputs
+from verif.chip_monitor import ChipObservation
 from verif.compare import counter_differences, first_named_difference, first_write_difference
 from verif.env_config import CFG_KEY, DecodeEnvConfig
 from verif.ext_write_monitor import MemWrite, final_values, unknown_write
@@ -37,13 +39,18 @@ class ScoreboardMismatch(AssertionError):
     """The chip and the reference machine disagree; the message is the first difference."""
 
 
-def output_name(layout: Layout, address: int) -> str:
-    """The output-region word at `address`, by name: logits[i], token, k_new[i] or v_new[i]."""
-    for name, base, size in (("logits", layout.logits, layout.vocab), ("token", layout.token, 1),
+def output_name(layout: Layout | BatchLayout, address: int) -> str:
+    """The output-region word at `address`, by name: logits[i], token, k_new[i] or v_new[i];
+    in a batch layout with the request's slot first: logits[r2][i], token[r2], ..."""
+    batch = getattr(layout, "max_batch", 0)
+    tokens = layout.tokens if batch else layout.token
+    for name, base, size in (("logits", layout.logits, layout.vocab), ("token", tokens, 1),
                              ("k_new", layout.k_new, layout.dim),
                              ("v_new", layout.v_new, layout.dim)):
-        if base <= address < base + size:
-            return name if size == 1 else f"{name}[{address - base}]"
+        request, offset = divmod(address - base, size)
+        if 0 <= request < max(batch, 1) and address >= base:
+            slot = f"[r{request}]" if batch else ""
+            return f"{name}{slot}" + ("" if size == 1 else f"[{offset}]")
     return "outside the outputs"
 
 
@@ -115,11 +122,24 @@ class DecodeScoreboard(uvm_subscriber):
         def name_of(address: int) -> str:
             return output_name(layout, address)
 
-        memory = first_named_difference(expected.ext[layout.logits : layout.end],
+        memory = first_named_difference(self.expected_outputs(expected, observation),
                                         observation.outputs, layout.logits, name_of)
         written = first_write_difference(expected.writes(), final_values(writes), name_of)
         problems += [line for line in (memory, written) if line]
         return problems + counter_differences(expected.counters, got.counters)
+
+    def expected_outputs(self, expected: machine.RunResult,
+                         observation: ChipObservation) -> np.ndarray:
+        """The output region as the reference machine left it, where its program stored.
+
+        A batch smaller than the layout's leaves the slots it does not use as an earlier run
+        left them, in the chip as in the image's zeros: those words are not this run's to
+        compare (the write check still sees every word the chip wrote).
+        """
+        base, end = self.cfg.layout.logits, self.cfg.layout.end
+        stored = np.zeros(end - base, dtype=bool)
+        stored[[a - base for a in expected.written if base <= a < end]] = True
+        return np.where(stored, expected.ext[base:end], observation.outputs)
 
     def report(self, item: StepItem, problems: list[str]) -> str:
         lines = [f"scoreboard: {item.where()} differs from the reference machine",
@@ -130,7 +150,8 @@ class DecodeScoreboard(uvm_subscriber):
     def record(self, item: StepItem, observation: ChipObservation, mismatches: int) -> None:
         """Keep the step for the result file; a differing step keeps its count of differences."""
         status = observation.status  # None when a status port was X (Icarus)
-        token_out = decode_outputs(self.cfg.layout, observation).token if status else -1
+        outputs = item.read_outputs(observation) if status else None
+        token_out = getattr(outputs, "token", -1)
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.decode, step=item.step, context=item.context, token_in=item.token,
             token_out=token_out, counters=status.counters.as_dict() if status else {},

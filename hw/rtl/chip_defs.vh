@@ -35,7 +35,7 @@
 
 // opcodes (model.isa.Op; hw/ISA.md, "Instructions")
 `define OPCODE_W                 8               // word 0's [31:24]
-`define N_OPCODES                8               // the opcodes are 0 .. N_OPCODES-1
+`define N_OPCODES                11              // the opcodes are 0 .. N_OPCODES-1
 `define OP_HALT                  8'h00
 `define OP_LOAD                  8'h01
 `define OP_STORE                 8'h02
@@ -44,6 +44,9 @@
 `define OP_VMAX                  8'h05
 `define OP_ARGMAX                8'h06
 `define OP_SOFTMAX               8'h07
+`define OP_PLOAD                 8'h08
+`define OP_PSTORE                8'h09
+`define OP_PCOPY                 8'h0a
 
 // error codes (model.isa.ErrorCode; hw/ISA.md, "Errors")
 `define ERROR_W                  4               // the error port
@@ -51,9 +54,14 @@
 `define ERR_ILLEGAL_OPCODE       4'd1
 `define ERR_BAD_ADDRESS          4'd2
 `define ERR_BAD_SIZE             4'd3
+`define ERR_BAD_PAGE             4'd4
 
 // the SOFTMAX divider's width (model.isa.DIV_W; it sets SOFTMAX's cycle cost)
 `define DIV_W                    32
+
+// the paged instructions' limits (model.isa; hw/ISA.md, "Paged instructions")
+`define PAGE_SHIFT_MAX           15              // pages of 1 .. 2^PAGE_SHIFT_MAX rows
+`define PT_ENTRIES               64              // table entries one PLOAD or PSTORE reads, at most
 
 // the controller's state encoding (model.rtl_defs.ControllerState)
 `define CTL_STATE_W              3
@@ -67,7 +75,7 @@
 // counter X is counters[`X], `X_W bits from bit `X_LSB; ev_ops holds one
 // `EV_OPS_COUNT_W-bit count per opcode, opcode i at
 // [`EV_OPS_LSB + `EV_OPS_COUNT_W*i +: `EV_OPS_COUNT_W]
-`define COUNTERS_W               408
+`define COUNTERS_W               488
 `define CNT_TOTAL_W              32
 `define CNT_TOTAL_LSB            0
 `define CNT_TOTAL                31:0
@@ -89,18 +97,21 @@
 `define EV_SAT_W                 32
 `define EV_SAT_LSB               192
 `define EV_SAT                   223:192
-`define EV_OPS_W                 128
+`define EV_OPS_W                 176
 `define EV_OPS_LSB               224
-`define EV_OPS                   351:224
+`define EV_OPS                   399:224
 `define EV_OPS_COUNT_W           16
 `define EV_DMA_WORDS_W           32
-`define EV_DMA_WORDS_LSB         352
-`define EV_DMA_WORDS             383:352
+`define EV_DMA_WORDS_LSB         400
+`define EV_DMA_WORDS             431:400
 `define EV_SM_MAX_LEN_W          16
-`define EV_SM_MAX_LEN_LSB        384
-`define EV_SM_MAX_LEN            399:384
+`define EV_SM_MAX_LEN_LSB        432
+`define EV_SM_MAX_LEN            447:432
 `define EV_SM_RANGE_W            8
-`define EV_SM_RANGE_LSB          400
-`define EV_SM_RANGE              407:400
+`define EV_SM_RANGE_LSB          448
+`define EV_SM_RANGE              455:448
+`define EV_PT_WORDS_W            32
+`define EV_PT_WORDS_LSB          456
+`define EV_PT_WORDS              487:456
 
 `endif

@@ -3,9 +3,10 @@
 // chip_top: the int8 LLM accelerator (hw/ISA.md).
 //
 // The controller fetches and checks instructions and hands each one to its unit: the DMA
-// (LOAD, STORE), the matrix unit (MATMUL), the vector unit (VADD, VMAX, ARGMAX) or the softmax
-// unit (SOFTMAX). One unit runs at a time, so the SRAM ports and the external memory port are
-// plain multiplexers on the controller's unit selects.
+// (LOAD, STORE), the paged DMA (PLOAD, PSTORE, PCOPY: rows through a block table), the matrix
+// unit (MATMUL), the vector unit (VADD, VMAX, ARGMAX) or the softmax unit (SOFTMAX). One unit
+// runs at a time, so the SRAM ports and the external memory port are plain multiplexers on the
+// controller's unit selects.
 module chip_top #(
     parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // the systolic array is ARRAY_N x ARRAY_N
     parameter K_MAX      = `K_MAX_DEFAULT,         // the longest MATMUL reduction
@@ -44,12 +45,15 @@ localparam SRAM_AW = $clog2(SRAM_WORDS);    // SRAM address width
 wire [7:0]  op_m, op_k, op_n, op_flags, op_shift;
 wire [15:0] op_len, op_a, op_b, op_c;
 wire [31:0] op_mult;
+wire        op_copy;
 wire        go_load, go_store, go_matmul, go_vadd, go_vmax, go_argmax, go_softmax;
-wire        sel_dma, sel_mat, sel_vec, sel_sm;
+wire        go_pload, go_pstore, go_pcopy;
+wire        sel_dma, sel_mat, sel_vec, sel_sm, sel_pdma;
 wire        ctl_mem_req;
 wire [15:0] ctl_mem_addr;
 
-wire dma_done, mat_done, vec_done, sm_done;
+wire dma_done, mat_done, vec_done, sm_done, pdma_done;
+wire pdma_fault, pdma_table_word, pdma_data_word;
 wire mat_sat, vec_sat;
 wire sm_exp_valid;
 wire [7:0] sm_exp_index;
@@ -83,6 +87,7 @@ controller #(
     .op_flags   (op_flags),
     .op_shift   (op_shift),
     .op_mult    (op_mult),
+    .op_copy    (op_copy),
     .go_load    (go_load),
     .go_store   (go_store),
     .go_matmul  (go_matmul),
@@ -90,15 +95,22 @@ controller #(
     .go_vmax    (go_vmax),
     .go_argmax  (go_argmax),
     .go_softmax (go_softmax),
+    .go_pload   (go_pload),
+    .go_pstore  (go_pstore),
+    .go_pcopy   (go_pcopy),
     .sel_dma    (sel_dma),
     .sel_mat    (sel_mat),
     .sel_vec    (sel_vec),
     .sel_sm     (sel_sm),
-    .unit_done  (dma_done || mat_done || vec_done || sm_done),
+    .sel_pdma   (sel_pdma),
+    .unit_done  (dma_done || mat_done || vec_done || sm_done || pdma_done),
+    .unit_fault (pdma_fault),
     .sat_event  (mat_sat || vec_sat),
-    .dma_word   (sel_dma && (dma_we || dma_mem_we)),    // one write per word: SRAM (LOAD), ext (STORE)
+    .dma_word   ((sel_dma && (dma_we || dma_mem_we)) ||     // one write per word: SRAM (LOAD),
+                 (sel_pdma && pdma_data_word)),             // ext (STORE), its destination (paged)
     .sm_exp_valid (sm_exp_valid),
     .sm_exp_index (sm_exp_index),
+    .pt_word    (sel_pdma && pdma_table_word),
     .counters   (counters)
 );
 
@@ -153,6 +165,47 @@ dma #(
     .sram_we       (dma_we),
     .sram_waddr    (dma_waddr),
     .sram_wdata    (dma_wdata)
+);
+
+wire [SRAM_AW-1:0] pdma_raddr, pdma_waddr;
+wire [31:0]        pdma_wdata;
+wire               pdma_we, pdma_mem_req, pdma_mem_we;
+wire [15:0]        pdma_mem_addr;
+wire [31:0]        pdma_mem_wdata;
+
+pdma #(
+    .SRAM_AW (SRAM_AW),
+    .EXT_LAT (EXT_LAT)
+) u_pdma (
+    .clk            (clk),
+    .rst            (rst),
+    .cmd_pload      (go_pload),
+    .cmd_pstore     (go_pstore),
+    .cmd_pcopy      (go_pcopy),
+    .cmd_table      (op_a),
+    .cmd_sram       (op_b),
+    .cmd_pool       (op_c),
+    .cmd_row_words  (op_m),
+    .cmd_len        (op_len),
+    .cmd_page_shift (op_shift),
+    .cmd_row        (op_mult[31:16]),
+    .cmd_pages      (op_mult[15:0]),
+    .cmd_copy       (op_copy),
+    .done           (pdma_done),
+    .fault          (pdma_fault),
+    .table_word     (pdma_table_word),
+    .data_word      (pdma_data_word),
+    .mem_req        (pdma_mem_req),
+    .mem_we         (pdma_mem_we),
+    .mem_addr       (pdma_mem_addr),
+    .mem_wdata      (pdma_mem_wdata),
+    .mem_rvalid     (mem_rvalid),
+    .mem_rdata      (mem_rdata),
+    .sram_raddr     (pdma_raddr),
+    .sram_rdata     (sram_rd_a_data),
+    .sram_we        (pdma_we),
+    .sram_waddr     (pdma_waddr),
+    .sram_wdata     (pdma_wdata)
 );
 
 wire [SRAM_AW-1:0] mat_raddr, mat_waddr;
@@ -237,28 +290,32 @@ softmax_unit #(
 );
 
 // ---------------------------------------------------------------------------------------------
-// port multiplexers: the selected unit owns the SRAM; the DMA owns the external port in EXEC
+// port multiplexers: the selected unit owns the SRAM; the DMA or the paged DMA owns the
+// external port in EXEC
 
 assign sram_rd_a_addr = sel_dma ? dma_raddr :
+                        sel_pdma ? pdma_raddr :
                         sel_mat ? mat_raddr :
                         sel_vec ? vec_raddr_a :
                                   sm_raddr;
 assign sram_rd_b_addr = vec_raddr_b;
-assign sram_wr_en     = (sel_dma && dma_we) || (sel_mat && mat_we) ||
+assign sram_wr_en     = (sel_dma && dma_we) || (sel_pdma && pdma_we) || (sel_mat && mat_we) ||
                         (sel_vec && vec_we) || (sel_sm && sm_we);
 assign sram_wr_addr   = sel_dma ? dma_waddr :
+                        sel_pdma ? pdma_waddr :
                         sel_mat ? mat_waddr :
                         sel_vec ? vec_waddr :
                                   sm_waddr;
 assign sram_wr_data   = sel_dma ? dma_wdata :
+                        sel_pdma ? pdma_wdata :
                         sel_mat ? mat_wdata :
                         sel_vec ? vec_wdata :
                                   sm_wdata;
 
-assign mem_req   = sel_dma ? dma_mem_req  : ctl_mem_req;
-assign mem_we    = sel_dma && dma_mem_we;
-assign mem_addr  = sel_dma ? dma_mem_addr : ctl_mem_addr;
-assign mem_wdata = dma_mem_wdata;
+assign mem_req   = sel_dma ? dma_mem_req  : sel_pdma ? pdma_mem_req  : ctl_mem_req;
+assign mem_we    = (sel_dma && dma_mem_we) || (sel_pdma && pdma_mem_we);
+assign mem_addr  = sel_dma ? dma_mem_addr : sel_pdma ? pdma_mem_addr : ctl_mem_addr;
+assign mem_wdata = sel_pdma ? pdma_mem_wdata : dma_mem_wdata;
 
 endmodule
 

@@ -11,7 +11,9 @@
 //          EXT_LAT .. EXT_LAT+3 (no request is made when pc .. pc+3 is outside external memory)
 //   CHECK  1 cycle: the error checks; a failing check or HALT stops the run here, otherwise the
 //          unit's one-cycle command is raised in this cycle
-//   EXEC   the unit's cycles, ending with the cycle in which the unit raises its `done`
+//   EXEC   the unit's cycles, ending with the cycle in which the unit raises its `done`; a paged
+//          instruction whose block table names a page outside the pool raises `unit_fault` with
+//          it, and the run stops with BAD_PAGE (hw/ISA.md, "Errors")
 // The instruction register is held during EXEC: the units read their operand fields from it.
 module controller #(
     parameter EXT_LAT    = `EXT_LAT_DEFAULT,       // external read latency in cycles
@@ -47,6 +49,7 @@ module controller #(
     output wire [7:0]  op_flags,
     output wire [7:0]  op_shift,
     output wire [31:0] op_mult,
+    output wire        op_copy,      // the instruction is PCOPY (the paged geometry differs)
 
     // dispatch: one-cycle commands (in the CHECK cycle), unit selects (during EXEC)
     output wire        go_load,
@@ -56,15 +59,21 @@ module controller #(
     output wire        go_vmax,
     output wire        go_argmax,
     output wire        go_softmax,
+    output wire        go_pload,
+    output wire        go_pstore,
+    output wire        go_pcopy,
     output wire        sel_dma,
     output wire        sel_mat,
     output wire        sel_vec,
     output wire        sel_sm,
+    output wire        sel_pdma,
     input  wire        unit_done,    // the running unit's last cycle
+    input  wire        unit_fault,   // with unit_done: the paged DMA stopped on BAD_PAGE
     input  wire        sat_event,    // a requant or VADD output was clamped this cycle
     input  wire        dma_word,     // the DMA wrote a word this cycle (LOAD: SRAM, STORE: ext)
     input  wire        sm_exp_valid, // the softmax unit looked up the exp table this cycle
     input  wire [7:0]  sm_exp_index, // .. at this index (max - x)
+    input  wire        pt_word,      // the paged DMA received a block-table word this cycle
 
     // the counters (hw/ISA.md, "Counters"), cleared by start: counter X at counters[`X]
     output wire [`COUNTERS_W-1:0] counters
@@ -109,6 +118,11 @@ assign op_c     = w2[31:16];
 assign op_flags = w2[15:8];
 assign op_shift = w2[7:0];
 assign op_mult  = w3;
+assign op_copy  = (opcode == `OP_PCOPY);
+
+// the paged instructions' fields: word 3 is row (high half) and pages (low half)
+wire [15:0] op_row   = w3[31:16];
+wire [15:0] op_pages = w3[15:0];
 
 // ---------------------------------------------------------------------------------------------
 // checks (all arithmetic in 32 bits: no sum or product can wrap)
@@ -134,6 +148,34 @@ wire mm_size_bad = (op_m == 8'd0) || (op_k == 8'd0) || (op_n == 8'd0) || (k_32 >
 wire mm_addr_bad = ((a_32 + m_32 * k_32) > SRAM_LIMIT) ||
                    ((b_32 + k_32 * n_32) > SRAM_LIMIT) ||
                    ((c_32 + m_32 * n_32) > SRAM_LIMIT);
+
+// paged instructions: the block table (or PCOPY's pair) at a, the scratchpad rows at b, the pool
+// at c (hw/ISA.md, "Paged instructions"); paged_geometry.v holds the rule for their sizes
+wire [15:0] pg_page_rows, pg_first_entry;
+wire [23:0] pg_words;
+wire [31:0] pg_entries, pg_table_span;
+wire [47:0] pg_pool_words;
+wire        pg_size_bad;
+
+paged_geometry u_paged_geometry (
+    .copy        (op_copy),
+    .row_words   (op_m),
+    .len         (op_len),
+    .page_shift  (op_shift),
+    .row         (op_row),
+    .pages       (op_pages),
+    .page_rows   (pg_page_rows),
+    .words       (pg_words),
+    .first_entry (pg_first_entry),
+    .entries     (pg_entries),
+    .table_span  (pg_table_span),
+    .pool_words  (pg_pool_words),
+    .size_bad    (pg_size_bad)
+);
+
+wire pg_addr_bad = ((b_32 + {8'd0, pg_words}) > SRAM_LIMIT) ||
+                   ((a_32 + pg_table_span) > EXT_LIMIT) ||
+                   (({32'd0, op_c} + pg_pool_words) > {16'd0, EXT_LIMIT});
 
 reg       legal;
 reg       size_bad;
@@ -165,6 +207,10 @@ always @* begin
         `OP_SOFTMAX: begin
             size_bad = len_zero || (len_32 > SM_LIMIT);
             addr_bad = a_len_bad || c_len_bad;
+        end
+        `OP_PLOAD, `OP_PSTORE, `OP_PCOPY: begin
+            size_bad = pg_size_bad;
+            addr_bad = pg_addr_bad;
         end
         default: begin
             legal = 1'b0;
@@ -202,12 +248,17 @@ assign go_vadd    = launch && (opcode == `OP_VADD);
 assign go_vmax    = launch && (opcode == `OP_VMAX);
 assign go_argmax  = launch && (opcode == `OP_ARGMAX);
 assign go_softmax = launch && (opcode == `OP_SOFTMAX);
+assign go_pload   = launch && (opcode == `OP_PLOAD);
+assign go_pstore  = launch && (opcode == `OP_PSTORE);
+assign go_pcopy   = launch && (opcode == `OP_PCOPY);
 
 assign sel_dma = in_exec && ((opcode == `OP_LOAD) || (opcode == `OP_STORE));
 assign sel_mat = in_exec && (opcode == `OP_MATMUL);
 assign sel_vec = in_exec && ((opcode == `OP_VADD) || (opcode == `OP_VMAX) ||
                               (opcode == `OP_ARGMAX));
 assign sel_sm  = in_exec && (opcode == `OP_SOFTMAX);
+assign sel_pdma = in_exec && ((opcode == `OP_PLOAD) || (opcode == `OP_PSTORE) ||
+                              (opcode == `OP_PCOPY));
 
 wire sm_finish = sel_sm && unit_done;    // the softmax unit's last cycle
 
@@ -252,7 +303,11 @@ always @(posedge clk) begin
                 end
             end
             `CTL_EXEC: begin
-                if (unit_done) begin
+                if (unit_done && unit_fault) begin
+                    state_reg <= `CTL_DONE;
+                    error     <= `ERR_BAD_PAGE;
+                    error_pc  <= pc_reg[15:0];
+                end else if (unit_done) begin
                     state_reg <= `CTL_FETCH;
                     fcnt_reg  <= 8'd0;
                     pc_reg    <= pc_reg + 17'd4;
@@ -279,6 +334,7 @@ reg [`EV_OPS_W-1:0]        ev_ops;          // opcode i's count at [`EV_OPS_COUN
 reg [`EV_DMA_WORDS_W-1:0]  ev_dma_words;
 reg [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len;
 reg [`EV_SM_RANGE_W-1:0]   ev_sm_range;
+reg [`EV_PT_WORDS_W-1:0]   ev_pt_words;
 
 assign counters[`CNT_TOTAL]     = cnt_total;
 assign counters[`CNT_DMA]       = cnt_dma;
@@ -291,6 +347,7 @@ assign counters[`EV_OPS]        = ev_ops;
 assign counters[`EV_DMA_WORDS]  = ev_dma_words;
 assign counters[`EV_SM_MAX_LEN] = ev_sm_max_len;
 assign counters[`EV_SM_RANGE]   = ev_sm_range;
+assign counters[`EV_PT_WORDS]   = ev_pt_words;
 
 integer op;    // ev_ops: the opcode whose count is updated
 
@@ -307,11 +364,12 @@ always @(posedge clk) begin
         ev_dma_words  <= {`EV_DMA_WORDS_W{1'b0}};
         ev_sm_max_len <= {`EV_SM_MAX_LEN_W{1'b0}};
         ev_sm_range   <= {`EV_SM_RANGE_W{1'b0}};
+        ev_pt_words   <= {`EV_PT_WORDS_W{1'b0}};
     end else begin
         if (busy) begin
             cnt_total <= cnt_total + 1'b1;
         end
-        if (sel_dma) begin
+        if (sel_dma || sel_pdma) begin
             cnt_dma <= cnt_dma + 1'b1;
         end
         if (sel_mat) begin
@@ -344,11 +402,15 @@ always @(posedge clk) begin
         if (sm_exp_valid && (sm_exp_index > ev_sm_range)) begin
             ev_sm_range <= sm_exp_index;
         end
+        if (pt_word) begin
+            ev_pt_words <= ev_pt_words + 1'b1;
+        end
     end
 end
 
-// a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536
-wire unused_controller = &{1'b0, fetch_addr[16]};
+// a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536;
+// the paged DMA takes the rest of the paged geometry from its own instance
+wire unused_controller = &{1'b0, fetch_addr[16], pg_page_rows, pg_first_entry, pg_entries};
 
 endmodule
 

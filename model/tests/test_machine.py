@@ -18,6 +18,11 @@ CFG = ChipConfig()
 OVERHEAD = 4 + CFG.ext_lat + 1  # fetch 4 words + latency, one check cycle
 
 
+def op_counts(*counts: int) -> tuple[int, ...]:
+    """ev_ops for the first opcodes' counts, every later opcode 0."""
+    return tuple(counts) + (0,) * (isa.N_OPCODES - len(counts))
+
+
 def round_half_up(value: Fraction) -> int:
     """Nearest integer, ties toward plus infinity."""
     return int((value + Fraction(1, 2)).__floor__())
@@ -174,12 +179,12 @@ def test_event_counters_of_a_hand_counted_program():
     ]  # then the zero words: HALT
     counters = machine.run(image_of(program, {100: x + y})).counters
     # HALT, LOAD, STORE, MATMUL, VADD, VMAX, ARGMAX, SOFTMAX
-    assert counters.ops == (1, 2, 1, 0, 0, 2, 0, 2)
+    assert counters.ops == op_counts(1, 2, 1, 0, 0, 2, 0, 2)
     assert counters.instr == 8
     assert counters.dma_words == 8 + 4 + 5
     assert counters.sm_max_len == 5  # the first SOFTMAX is the longer one
     assert counters.sm_range == 110  # the second the wider one
-    assert counters.as_dict()["ops"] == [1, 2, 1, 0, 0, 2, 0, 2]
+    assert counters.as_dict()["ops"] == list(op_counts(1, 2, 1, 0, 0, 2, 0, 2))
 
 
 def test_softmax_range_spans_the_whole_exp_table_and_no_softmax_leaves_zeros():
@@ -188,11 +193,11 @@ def test_softmax_range_spans_the_whole_exp_table_and_no_softmax_leaves_zeros():
     assert (counters.sm_max_len, counters.sm_range) == (3, 255)
     counters = machine.run(image_of([isa.load(100, 0, 3), isa.vmax(0, 10, 3)])).counters
     assert (counters.sm_max_len, counters.sm_range, counters.dma_words) == (0, 0, 3)
-    assert counters.ops == (1, 1, 0, 0, 0, 1, 0, 0)
+    assert counters.ops == op_counts(1, 1, 0, 0, 0, 1)
 
 
 def test_ev_ops_packs_opcode_i_in_bits_16i():
-    ops = (1, 2, 3, 4, 5, 6, 7, 0xFFFF)
+    ops = op_counts(1, 2, 3, 4, 5, 6, 7, 0xFFFF)
     packed = machine.pack_ops(ops)
     assert packed == sum(v << (16 * i) for i, v in enumerate(ops))
     assert packed >> 112 == 0xFFFF and packed & 0xFFFF == 1
@@ -222,7 +227,7 @@ def test_errors_stop_the_machine_with_the_documented_code(instr, code):
     assert result.error == code
     assert result.error_pc == 4
     assert result.counters.instr == 1
-    assert result.counters.ops == (0, 1, 0, 0, 0, 0, 0, 0)  # the failing one counts nowhere
+    assert result.counters.ops == op_counts(0, 1)  # the failing one counts nowhere
     assert result.counters.dma_words == 4
     assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat
     assert not result.ext[200:204].any()  # nothing after the error ran
@@ -240,13 +245,31 @@ def test_running_off_the_end_of_memory_is_a_bad_address():
 
 
 def test_random_programs_are_legal_and_reproducible():
-    for seed in range(50):
+    stopped = 0
+    for seed in range(200):
         program = randprog.generate(seed)
         assert np.array_equal(program.image, randprog.generate(seed).image)
         result = machine.run(program.image)
-        assert result.error == ErrorCode.OK
-        assert sum(result.counters.ops) == result.counters.instr == len(program.instrs) + 1
-        assert result.counters.ops[Op.HALT] == 1
+        if program.stops_at is None:
+            assert result.error == ErrorCode.OK
+            assert sum(result.counters.ops) == result.counters.instr == len(program.instrs) + 1
+            assert result.counters.ops[Op.HALT] == 1
+        else:  # its last instruction's table names a page outside the pool
+            stopped += 1
+            assert program.stops_at == len(program.instrs) - 1
+            assert (result.error, result.error_pc) == (ErrorCode.BAD_PAGE, 4 * program.stops_at)
+            assert result.counters.instr == len(program.instrs)
+    assert 0 < stopped < 40
+
+
+def test_random_programs_use_the_paged_instructions_at_their_edges():
+    instrs = [i for seed in range(300) for i in randprog.generate(seed).instrs]
+    paged = [i for i in instrs if i.op in isa.PAGED_OPS]
+    assert {Op(i.op) for i in paged} == set(isa.PAGED_OPS)
+    entries = {isa.paged_geometry(i).entries for i in paged if i.op != Op.PCOPY}
+    assert {1, 2, isa.PT_ENTRIES} <= entries
+    assert {i.shift for i in paged} >= {0, 1, 2, 3, 4}
+    assert any(i.row % (1 << i.shift) for i in paged if i.op != Op.PCOPY), "no start mid-page"
 
 
 def test_random_programs_never_read_unwritten_scratchpad_words():
@@ -260,3 +283,191 @@ def test_random_programs_never_read_unwritten_scratchpad_words():
         result = dirty.run()
         assert np.array_equal(result.ext, clean.ext), f"program seed {seed}"
         assert result.counters == clean.counters, f"program seed {seed}"
+
+
+# ---- paged instructions (hw/ISA.md, "Paged instructions") ------------------------------------
+
+TABLE, PAIR, POOL = 1000, 1100, 1200  # external addresses of the block table, a PCOPY pair, pool
+ROW_WORDS = 3
+
+
+def paged_image(page_shift: int, pages: int, table: list[int], seed: int = 0,
+                row_words: int = ROW_WORDS) -> np.ndarray:
+    """Random pool words, the block table at TABLE (header first), zeros elsewhere."""
+    rng = np.random.default_rng(seed)
+    image = np.zeros(CFG.ext_words, dtype=np.int64)
+    pool_words = pages * (1 << page_shift) * row_words
+    image[POOL : POOL + pool_words] = rng.integers(0, 2**32, pool_words)
+    image[TABLE : TABLE + len(table)] = table
+    return image
+
+
+def pool_addresses(ext: np.ndarray, row: int, length: int, page_shift: int,
+                   row_words: int = ROW_WORDS) -> list[int]:
+    """Plain Python: the external address of every word of table rows row .. row+length-1."""
+    page_rows = 2**page_shift
+    first = int(ext[TABLE])
+    addresses = []
+    for v in range(row, row + length):
+        page = int(ext[TABLE + 1 + (first + v) // page_rows])
+        slot = (first + v) % page_rows
+        addresses += [POOL + (page * page_rows + slot) * row_words + w for w in range(row_words)]
+    return addresses
+
+
+def run_with(image: np.ndarray, program: list[isa.Instr]) -> machine.RunResult:
+    words = isa.assemble(program)
+    image = image.copy()
+    image[: len(words)] = words
+    return machine.run(image)
+
+
+# non-contiguous pages, page 5 listed twice (a reused page), header slots 0 .. P-1
+@pytest.mark.parametrize(("page_shift", "first", "row", "length"), [
+    (0, 0, 0, 7), (1, 1, 0, 5), (2, 3, 0, 7), (2, 0, 2, 9), (3, 6, 1, 12), (4, 15, 0, 3),
+])
+def test_pload_reads_table_rows_from_their_pages(page_shift, first, row, length):
+    table = [first, 5, 2, 5, 7, 0, 3, 1, 4, 6, 5, 2, 7, 0]
+    image = paged_image(page_shift, 8, table, seed=page_shift)
+    program = [isa.pload(TABLE, 40, POOL, ROW_WORDS, length, page_shift, 8, row=row)]
+    result = run_with(image, program)
+    assert result.error == ErrorCode.OK
+    want = image[pool_addresses(image, row, length, page_shift)]
+    assert result.sram[40 : 40 + length * ROW_WORDS].tolist() == (want & 0xFFFFFFFF).tolist()
+    assert result.written == ()
+
+
+def test_pstore_writes_rows_into_their_slots_and_a_page_named_twice_keeps_the_later_row():
+    page_shift, length = 1, 6  # pages of 2 rows; table rows 1 .. 6 from slot 1
+    table = [1, 4, 3, 0, 3, 6]  # table pages 4, 3, 0, 3 (page 3 twice), 6; from slot 1
+    image = paged_image(page_shift, 8, table)
+    data = list(range(101, 101 + length * ROW_WORDS))
+    image[300 : 300 + len(data)] = data
+    program = [isa.load(300, 10, len(data)),
+               isa.pstore(TABLE, 10, POOL, ROW_WORDS, length, page_shift, 8, row=1)]
+    result = run_with(image, program)
+    assert result.error == ErrorCode.OK
+    expected = image.copy()
+    for address, value in zip(pool_addresses(image, 1, length, page_shift), data, strict=True):
+        expected[address] = value  # in order: the later row wins
+    pool_end = POOL + 8 * 2 * ROW_WORDS
+    assert result.ext[POOL:pool_end].tolist() == (expected[POOL:pool_end] & 0xFFFFFFFF).tolist()
+    assert set(result.written) == set(pool_addresses(image, 1, length, page_shift))
+
+
+def test_pcopy_copies_slots_between_two_pages_through_the_scratchpad():
+    page_shift = 2
+    image = paged_image(page_shift, 6, [0])
+    image[PAIR : PAIR + 2] = [4, 1]  # copy page 4 to page 1
+    program = [isa.pcopy(PAIR, 20, POOL, ROW_WORDS, 3, page_shift, 6, row=1)]  # slots 1 .. 3
+    result = run_with(image, program)
+    page_words = 4 * ROW_WORDS
+    src = POOL + 4 * page_words + ROW_WORDS
+    dst = POOL + 1 * page_words + ROW_WORDS
+    copied = image[src : src + 3 * ROW_WORDS].tolist()
+    assert result.ext[dst : dst + 3 * ROW_WORDS].tolist() == copied
+    assert result.ext[dst - ROW_WORDS : dst].tolist() == image[dst - ROW_WORDS : dst].tolist()
+    assert result.sram[20 : 20 + 3 * ROW_WORDS].tolist() == copied
+    assert result.written == tuple(range(dst, dst + 3 * ROW_WORDS))
+
+
+def test_paged_cycle_costs_and_counters_by_hand():
+    # ISA.md with L = 2, rows of 8 words. PLOAD 7 rows from row 0, pages of 4: entries 0 .. 2
+    # (E = 3), (E + L + 1) + 56 + L = 64. PSTORE 1 row at row 7: entries 1 .. 2 (E = 2),
+    # (E + L + 1) + 8 = 13. PCOPY 4 rows: 2 * 32 + 2L + 3 = 71. PLOAD with pages of one row:
+    # E = 7, 10 + 56 + 2 = 68.
+    image = paged_image(2, 16, [2, 3, 9, 4, 4], row_words=8)
+    image[PAIR : PAIR + 2] = [3, 7]
+    program = [isa.pload(TABLE, 0, POOL, 8, 7, 2, 16), isa.pstore(TABLE, 0, POOL, 8, 1, 2, 16, 7),
+               isa.pcopy(PAIR, 100, POOL, 8, 4, 2, 16)]
+    counters = run_with(image, program).counters
+    assert counters.dma == 64 + 13 + 71
+    assert counters.total == 4 * OVERHEAD + 64 + 13 + 71
+    assert counters.ops == op_counts(1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1)
+    assert counters.pt_words == 4 + 3 + 2
+    assert counters.dma_words == 56 + 8 + 32
+    table = [0, *range(7)]
+    one_row_pages = run_with(paged_image(0, 16, table, row_words=8),
+                             [isa.pload(TABLE, 0, POOL, 8, 7, 0, 16)]).counters
+    assert (one_row_pages.dma, one_row_pages.pt_words) == (68, 8)
+
+
+@pytest.mark.parametrize("first", range(4))
+def test_paged_cycles_do_not_depend_on_the_table(first):
+    image = paged_image(2, 8, [first, 1, 6, 3, 0])
+    program = [isa.pload(TABLE, 0, POOL, ROW_WORDS, 7, 2, 8),
+               isa.pstore(TABLE, 0, POOL, ROW_WORDS, 1, 2, 8, row=7)]
+    counters = run_with(image, program).counters
+    assert counters.dma == isa.exec_cycles(program[0], CFG) + isa.exec_cycles(program[1], CFG)
+
+
+def test_entries_read_but_not_used_are_not_checked():
+    # 3 rows from slot 0 of pages of 4 rows: entries 0 and 1 are read, only entry 0 is used
+    image = paged_image(2, 4, [0, 2, 0xFFFFFFFF])
+    result = run_with(image, [isa.pload(TABLE, 0, POOL, ROW_WORDS, 3, 2, 4)])
+    assert result.error == ErrorCode.OK
+    assert result.counters.pt_words == 3
+
+
+BAD_TABLES = [  # (instruction, table at TABLE, pair at PAIR): each names a page outside the pool
+    (isa.pload(TABLE, 8, POOL, ROW_WORDS, 5, 2, 6), [4, 1, 2, 3], None),  # first >= P
+    (isa.pload(TABLE, 8, POOL, ROW_WORDS, 5, 2, 6), [3, 1, 6, 3], None),  # a used entry = pages
+    (isa.pstore(TABLE, 0, POOL, ROW_WORDS, 2, 1, 6, 1), [0, 1, 0xFFFFFFFF], None),
+    (isa.pstore(TABLE, 0, POOL, ROW_WORDS, 1, 0, 6), [0, 0x10000], None),  # beyond 16 bits
+    (isa.pcopy(PAIR, 8, POOL, ROW_WORDS, 4, 2, 6), [0], (6, 1)),  # the source
+    (isa.pcopy(PAIR, 8, POOL, ROW_WORDS, 4, 2, 6), [0], (1, 9)),  # the destination
+]
+
+
+@pytest.mark.parametrize(("instr", "table", "pair"), BAD_TABLES)
+def test_a_page_outside_the_pool_stops_the_run_and_writes_nothing(instr, table, pair):
+    image = paged_image(2, 6, table)
+    image[100:104] = [11, 12, 13, 14]
+    if pair:
+        image[PAIR : PAIR + 2] = pair
+    program = [isa.load(100, 0, 4), instr, isa.store(0, 200, 4)]
+    result = run_with(image, program)
+    assert (result.error, result.error_pc) == (ErrorCode.BAD_PAGE, 4)
+    fault = isa.table_phase_cycles(instr, CFG)
+    assert fault == (CFG.ext_lat + 2 if instr.op == Op.PCOPY
+                     else isa.paged_geometry(instr).entries + CFG.ext_lat + 1)
+    assert result.counters.instr == 2 and result.counters.ops[instr.op] == 1
+    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat + fault
+    assert result.counters.dma == 4 + CFG.ext_lat + fault
+    assert result.counters.pt_words == isa.paged_geometry(instr).table_words
+    assert result.counters.dma_words == 4
+    words = isa.assemble(program)
+    expected_ext = (image & 0xFFFFFFFF).astype(np.uint32)
+    expected_ext[: len(words)] = words
+    assert np.array_equal(result.ext, expected_ext), "the faulting instruction wrote memory"
+    assert result.written == ()
+    assert result.sram[:4].tolist() == [11, 12, 13, 14] and not result.sram[4:].any()
+    with pytest.raises(machine.MachineError, match="BAD_PAGE at instruction at 4"):
+        machine.Machine(result.ext).run(raise_on_error=True)
+
+
+@pytest.mark.parametrize(("instr", "code"), [
+    (isa.pload(TABLE, 0, POOL, ROW_WORDS, 0, 2, 4), ErrorCode.BAD_SIZE),  # len 0
+    (isa.pload(TABLE, 0, POOL, 0, 4, 2, 4), ErrorCode.BAD_SIZE),  # row_words 0
+    (isa.pstore(TABLE, 0, POOL, ROW_WORDS, 4, 2, 0), ErrorCode.BAD_SIZE),  # pages 0
+    (isa.pload(TABLE, 0, POOL, 1, 4, isa.PAGE_SHIFT_MAX + 1, 1), ErrorCode.BAD_SIZE),
+    (isa.pload(TABLE, 0, POOL, 1, isa.PT_ENTRIES + 1, 0, 4), ErrorCode.BAD_SIZE),  # E = 65
+    (isa.pcopy(PAIR, 0, POOL, ROW_WORDS, 3, 2, 4, row=2), ErrorCode.BAD_SIZE),  # slots 2 .. 4
+    (isa.pload(TABLE, CFG.sram_words - 8, POOL, ROW_WORDS, 3, 2, 4), ErrorCode.BAD_ADDRESS),
+    (isa.pstore(CFG.ext_words - 2, 0, POOL, ROW_WORDS, 5, 2, 4), ErrorCode.BAD_ADDRESS),  # j_hi 1
+    (isa.pload(TABLE, 0, CFG.ext_words - 47, ROW_WORDS, 1, 2, 4), ErrorCode.BAD_ADDRESS),  # pool
+    (isa.pcopy(CFG.ext_words - 1, 0, POOL, ROW_WORDS, 1, 2, 4), ErrorCode.BAD_ADDRESS),
+])
+def test_paged_size_and_address_checks(instr, code):
+    result = run_with(paged_image(2, 4, [0, 0, 1]), [instr])
+    assert (result.error, result.error_pc) == (code, 0)
+    assert result.counters.instr == 0 and result.counters.pt_words == 0
+
+
+def test_the_table_and_pool_may_end_at_the_top_of_memory():
+    top = CFG.ext_words
+    image = np.zeros(top, dtype=np.int64)
+    image[top - 3 : top] = [0, 1, 0]  # header, two entries (5 rows of pages of 4: j_hi = 1)
+    program = [isa.pload(top - 3, 0, top - 48, ROW_WORDS, 5, 2, 4),
+               isa.pcopy(top - 2, 0, top - 48, ROW_WORDS, 4, 2, 4)]
+    assert run_with(image, program).error == ErrorCode.OK

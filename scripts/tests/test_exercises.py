@@ -10,6 +10,7 @@ from model.host import decode
 from model.tiny_lm import make_model
 from scripts import _common, example_b, exercise_decodes, exercises
 from sim.toolchain import SIMULATORS
+from verif import run_record
 from verif.decode_spec import DecodeSpec
 from verif.plans import PAGE_SIZES, page_size_spec, sinks_spec
 from verif.run_record import RESULT_FILE
@@ -52,7 +53,7 @@ def fake_run(runs: Path, sim: str, spec: DecodeSpec) -> None:
 
 
 def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(exercise_decodes, "RUNS_ROOT", tmp_path)
+    monkeypatch.setattr(run_record, "RUNS_ROOT", tmp_path)
     for sim in SIMULATORS:
         for spec in [*(page_size_spec(p) for p in PAGE_SIZES), sinks_spec()]:
             fake_run(tmp_path, sim, spec)
@@ -71,7 +72,7 @@ def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch
 
 
 def test_a_missing_rtl_run_is_a_problem_not_a_row(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(exercise_decodes, "RUNS_ROOT", tmp_path / "none")
+    monkeypatch.setattr(run_record, "RUNS_ROOT", tmp_path / "none")
     monkeypatch.setattr(_common, "REPO_ROOT", tmp_path)
     monkeypatch.setattr(exercise_decodes, "sinks_accuracy_rows", lambda: [])
     assert exercises.main([]) == 1

@@ -86,6 +86,20 @@ def random_layout(rng: random.Random, sizes: list[int], words: int,
     return starts
 
 
+def random_view(rng: random.Random, row: int, length: int, page_shift: int, pages: int,
+                first: int | None = None, repeat: bool = False) -> list[int]:
+    """A block table (hw/ISA.md, "Paged instructions") for table rows row .. row+length-1:
+    the header (`first`, random unless given), the entries the rows use in the pool (random,
+    or with `repeat` one page for all), the entries read but not used full of noise."""
+    page_rows = 1 << page_shift
+    first = rng.randrange(page_rows) if first is None else first
+    last = (page_rows - 1 + row + length - 1) >> page_shift
+    used = range((first + row) >> page_shift, ((first + row + length - 1) >> page_shift) + 1)
+    page = rng.randrange(pages)
+    return [first, *((page if repeat else rng.randrange(pages)) if j in used
+                     else rng.getrandbits(32) for j in range(last + 1))]
+
+
 # --- the SRAM behind a unit ---------------------------------------------------------------------
 
 

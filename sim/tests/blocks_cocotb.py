@@ -201,7 +201,8 @@ async def requant_matches_the_formula(dut):
 
 @cocotb.test()
 async def exp_lut_matches_math_exp(dut):
-    """All 256 entries equal floor(65535 * exp(-d / 16) + 0.5) and model.exp_table.EXP."""
+    """All 256 entries equal floor(65535 * exp(-d / 16) + 0.5) and model.exp_table.EXP, in
+    order and each again right after an entry of another value."""
     from model.exp_table import EXP
 
     log_seed(dut)
@@ -211,6 +212,15 @@ async def exp_lut_matches_math_exp(dut):
         dut.d.value = d
         await Timer(1, unit="ns")
         assert int(dut.e.value) == want[d], f"EXP[{d}]: want {want[d]}, got {int(dut.e.value)}"
+    # each entry again, straight after one of another value (0 after 255, the others after 0):
+    # a table that kept its last output for some index (a latch) shows here
+    for d in range(256):
+        dut.d.value = 255 if d == 0 else 0
+        await Timer(1, unit="ns")
+        dut.d.value = d
+        await Timer(1, unit="ns")
+        assert int(dut.e.value) == want[d], (
+            f"EXP[{d}] after EXP[{255 if d == 0 else 0}]: want {want[d]}, got {int(dut.e.value)}")
 
 
 # --- divider ------------------------------------------------------------------------------------
@@ -238,7 +248,8 @@ def divider_vectors(rng: random.Random) -> list[tuple[int, int]]:
 
 @cocotb.test()
 async def divu_matches_python(dut):
-    """Quotient and remainder of random and edge operands; x / 0 = (all ones, x); exact timing."""
+    """Quotient and remainder of random and edge operands; x / 0 = (all ones, x); exact timing;
+    the results held (busy and done low) in the idle cycles before the next start."""
     log_seed(dut)
     width = int(dut.DIV_W.value)
     rng = random.Random(random.getrandbits(32))
@@ -265,6 +276,14 @@ async def divu_matches_python(dut):
         got = (int(dut.quotient.value), int(dut.remainder.value))
         assert got == want, f"{numerator} / {denominator}: want {want}, got {got}"
         await RisingEdge(dut.clk)
+        for idle in range(rng.choice((0, 1, 3))):   # until the next start: held, not busy
+            await ReadOnly()
+            held = (int(dut.quotient.value), int(dut.remainder.value))
+            assert (held, int(dut.busy.value), int(dut.done.value)) == (want, 0, 0), (
+                f"{numerator} / {denominator}, idle cycle {idle} after done: want {want} held "
+                f"with busy and done low, got {held}, busy {int(dut.busy.value)}, "
+                f"done {int(dut.done.value)}")
+            await RisingEdge(dut.clk)
     dut._log.info("%d divisions checked", len(vectors))
 
 

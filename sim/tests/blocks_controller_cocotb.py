@@ -12,10 +12,16 @@ without a reset between them (so every `start` must clear the status and the cou
 - for each opcode: LOAD the operands, the instruction, STORE its result, HALT; once with the
   operand ranges placed at random, then once per range with that range ending exactly at the
   top of its memory (the largest legal address); and HALT alone;
-- every error code: an illegal opcode (8 .. 255, other fields random) after a legal instruction;
-  BAD_SIZE for every size field of every opcode (zero, k > K_MAX, SOFTMAX len > SM_MAX, and a
+- the paged instructions (PLOAD then STORE its rows; LOAD then PSTORE; PCOPY) on a random pool
+  and block table, once with random places, then with the table, the pool and the scratchpad
+  rows each ending at the top of its memory; PLOAD and PSTORE with 64 entries, the most;
+- every error code: an illegal opcode (11 .. 255, other fields random) after a legal
+  instruction; BAD_SIZE for every size field of every opcode (zero, k > K_MAX, SOFTMAX
+  len > SM_MAX, a paged page_shift > 15, more than 64 entries, PCOPY slots past the page, and a
   zero size with a bad address too: the size check comes first); BAD_ADDRESS for every operand
-  range of every opcode (one word over, a few words over, or the largest 16-bit start); a
+  range of every opcode (one word over, a few words over, or the largest 16-bit start; a paged
+  instruction's table, pool and scratchpad rows, and the table one word over with a first
+  entry above 0); BAD_PAGE for each way a block table can name a page outside the pool; a
   program that runs off the end of external memory without HALT (the fetch check).
 Checked for each: the whole external memory, `error`, `error_pc`, every counter (the counters
 bus, unpacked by `model.machine.Counters.from_packed`), and the cycles from `start` to `done`
@@ -43,6 +49,7 @@ from sim.tests.block_tb import (
     failure,
     int8_words,
     random_layout,
+    random_view,
     settled_rise,
 )
 
@@ -179,7 +186,82 @@ def legal_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
             where = "random ranges" if at_top is None else f"{RANGES[op][at_top]} at the top"
             work = generate(rng, cfg, at_top)
             programs.append(through_the_unit(rng, cfg, f"{op.name}, {where}", work))
+    for op in sorted(isa.PAGED_OPS):
+        for at_top in (None, *range(len(PAGED_PLACES))):
+            programs.append(paged_program(rng, cfg, op, at_top))
+        if op != Op.PCOPY:
+            programs.append(paged_program(rng, cfg, op, None, most_entries=True))
     return programs
+
+
+# --- the paged instructions --------------------------------------------------------------------
+
+PAGED_PLACES = ("table", "pool", "sram")    # the ranges `at_top` may put at the top
+
+
+def paged_program(rng: random.Random, cfg: ChipConfig, op: Op, at_top: int | None,
+                  bad_page: bool = False, most_entries: bool = False) -> Program:
+    """`op` on a random pool and block table; PLOAD's rows are stored, PSTORE's loaded first.
+    With `bad_page` the table names a page outside the pool; with `most_entries` (PLOAD,
+    PSTORE) it has PT_ENTRIES entries, the most the size check allows (pages of one row)."""
+    row_words, page_shift, pages = rng.randint(1, 8), rng.randint(0, 3), rng.randint(1, 8)
+    page_shift = 0 if most_entries else page_shift
+    page_rows = 1 << page_shift
+    row = rng.randrange(page_rows) if op == Op.PCOPY else rng.randrange(2 * page_rows)
+    length = rng.randint(1, page_rows - row if op == Op.PCOPY else 12)
+    length = isa.PT_ENTRIES if most_entries else length
+    words = length * row_words
+    table = ([rng.randrange(pages), rng.randrange(pages)] if op == Op.PCOPY
+             else random_view(rng, row, length, page_shift, pages))
+    if bad_page and op == Op.PCOPY:  # either page
+        table[rng.randrange(2)] = rng.choice([pages, 0xFFFFFFFF])
+    elif bad_page and rng.random() < 0.5:  # the header is not a slot
+        table[0] = page_rows
+    elif bad_page:  # the entry of the first row
+        table[1 + ((table[0] + row) >> page_shift)] = rng.choice([pages, 0xFFFFFFFF])
+    sizes = [len(table), pages * page_rows * row_words, words]    # table, pool, data elsewhere
+    ext_top = at_top if at_top in (0, 1) else None
+    table_at, pool_at, data_at = (DATA_BASE + s for s in
+                                  random_layout(rng, sizes, cfg.ext_words - DATA_BASE, ext_top))
+    (sram,) = random_layout(rng, [words], cfg.sram_words, 0 if at_top == 2 else None)
+    assemble = {Op.PLOAD: isa.pload, Op.PSTORE: isa.pstore, Op.PCOPY: isa.pcopy}[op]
+    instr = assemble(table_at, sram, pool_at, row_words, length, page_shift, pages, row=row)
+    data = [(table_at, np.array(table, dtype=np.int64)),
+            (pool_at, int8_words(rng, sizes[1])), (data_at, int8_words(rng, words))]
+    around = {Op.PLOAD: [instr, isa.store(sram, data_at, words)],
+              Op.PSTORE: [isa.load(data_at, sram, words), instr], Op.PCOPY: [instr]}[op]
+    where = "random places" if at_top is None else f"the {PAGED_PLACES[at_top]} at the top"
+    where = f"{isa.PT_ENTRIES} entries" if most_entries else where
+    name = f"{op.name}, {'a page outside the pool' if bad_page else where}"
+    return Program(name, [*around, isa.halt()], data)
+
+
+def bad_paged(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tuple[str, Instr]]:
+    """A paged instruction with each size field bad, and each of its ranges past its memory."""
+    geometry = isa.paged_geometry(instr)
+    copy = instr.op == Op.PCOPY
+    bad = [("row_words = 0", replace(instr, m=0)), ("len = 0", with_length(instr, 0)),
+           ("pages = 0", replace(instr, mult=instr.mult & ~0xFFFF)),
+           ("page_shift > 15", replace(instr, shift=rng.randint(isa.PAGE_SHIFT_MAX + 1, 255))),
+           ("len = 0, a out of range", replace(with_length(instr, 0), a=0xFFFF))]
+    if copy:
+        bad.append(("slots past the page",
+                    with_length(instr, geometry.page_rows - instr.row + 1)))
+    else:
+        bad.append(("65 entries", replace(with_length(instr, isa.PT_ENTRIES + 1), shift=0)))
+    spans = [("a", geometry.table_words + geometry.first_entry if not copy else 2,
+              cfg.ext_words), ("b", geometry.words, cfg.sram_words),
+             ("c", geometry.pool_words, cfg.ext_words)]
+    for name, words, limit in spans:
+        start = rng.choice([limit - words + rng.choice([1, rng.randint(2, 64)]), 0xFFFF])
+        bad.append((f"{name} + {words} > {limit}", replace(instr, **{name: start})))
+    if not copy:  # the table's span counts the entries before the first row's: one page on
+        moved = replace(instr, mult=((instr.row + geometry.page_rows) << 16) | instr.pages)
+        moved_geometry = isa.paged_geometry(moved)
+        span = moved_geometry.table_words + moved_geometry.first_entry
+        bad.append((f"a + {span} = {cfg.ext_words + 1} (first entry "
+                    f"{moved_geometry.first_entry})", replace(moved, a=cfg.ext_words - span + 1)))
+    return bad
 
 
 # --- instructions that fail their check ---------------------------------------------------------
@@ -245,6 +327,13 @@ def error_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
         work = generate(rng, cfg, None)
         for why, bad in bad_sizes(rng, work.instr, cfg) + bad_addresses(rng, work.instr, cfg):
             programs.append(through_the_unit(rng, cfg, f"{op.name}: {why}", work, bad))
+    for op in sorted(isa.PAGED_OPS):
+        program = paged_program(rng, cfg, op, None)
+        instr = next(i for i in program.instrs if i.op == op)
+        for why, bad in bad_paged(rng, instr, cfg):
+            instrs = [bad if i is instr else i for i in program.instrs]
+            programs.append(Program(f"{op.name}: {why}", instrs, program.data))
+        programs += [paged_program(rng, cfg, op, None, bad_page=True) for _ in range(2)]
     # no HALT: the fetch after the last instruction of external memory fails
     filler = isa.vmax(0, 1, 1)
     programs.append(Program("runs off the end", [filler] * (cfg.ext_words // isa.WORDS_PER_INSTR)))

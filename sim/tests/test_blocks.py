@@ -13,6 +13,8 @@ message names together with the failing vector.
 - matrix_unit, vector_unit, softmax_unit (`blocks_<unit>_cocotb.py`, each wired to an SRAM by
   `hw/tb/<unit>_harness.v`): against the reference machine (`model.machine`) running the same
   instruction on the same scratchpad, and cycle-exact against `model.isa.exec_cycles`.
+- pdma, the paged DMA (`blocks_pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, ext_mem, sram;
+  paged_geometry and rowmem inside): the same, on both memories, BAD_PAGE included.
 - controller (`blocks_controller_cocotb.py`): through the whole chip, targeted programs (each
   opcode, each error code) against `model.machine.run`: memory, status and every counter.
 
@@ -76,6 +78,10 @@ BLOCKS = {
     "vector_unit": ("vector_unit_harness", [*rtl("vector_unit", "sram"), harness("vector_unit")],
                     {"SRAM_WORDS": 4096}, "sim.tests.blocks_vector_unit_cocotb",
                     "vector_unit_matches_the_reference_machine"),
+    "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram"),
+                              TB_DIR / "ext_mem.v", harness("pdma")],
+             {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
+             "sim.tests.blocks_pdma_cocotb", "pdma_matches_the_reference_machine"),
     "controller": ("chip_harness", CHIP_SOURCES, CHIP_CONFIG.verilog_parameters(),
                    "sim.tests.blocks_controller_cocotb",
                    "controller_runs_each_opcode_and_stops_on_each_error"),

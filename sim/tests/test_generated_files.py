@@ -13,7 +13,7 @@ from itertools import takewhile
 
 import pytest
 
-from model.isa import PARAMETER_RANGES, ChipConfig
+from model.isa import N_OPCODES, PARAMETER_RANGES, ChipConfig
 from model.machine import COUNTER_FIELDS, COUNTERS_W, Counters, counter_fields_at
 from model.rtl_defs import GENERATED, HW_DIR
 
@@ -64,7 +64,8 @@ def test_chip_config_refuses_a_parameter_outside_its_range():
 
 
 def test_the_bus_round_trips_and_names_the_counter_of_a_bit():
-    counters = Counters(total=2**32 - 1, sat=7, ops=tuple(range(1, 9)), sm_range=255)
+    counters = Counters(total=2**32 - 1, sat=7, ops=tuple(range(1, N_OPCODES + 1)), sm_range=255,
+                        pt_words=2**32 - 1)
     assert Counters.from_packed(counters.packed()) == counters
     assert counters.packed() < 2**COUNTERS_W
     sm = next(f for f in COUNTER_FIELDS if f.name == "sm")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from model import isa, machine, randprog
+from model.isa import N_OPCODES
 from sim.replay import Record, parse_output, run_replay, write_records
 from sim.runner import RUNS_ROOT
 from sim.toolchain import SIMULATORS
@@ -59,8 +60,9 @@ def test_replay_reports_a_wrong_counter_as_a_failure(sim):
 
 
 def test_a_mismatch_line_names_the_differing_fields():
-    want = machine.Counters(total=10, ops=(1, 0, 0, 0, 0, 0, 0, 0))
-    got = machine.Counters(total=11, ops=(2, 0, 0, 0, 0, 0, 0, 0))
+    zeros = (0,) * (N_OPCODES - 1)
+    want = machine.Counters(total=10, ops=(1, *zeros))
+    got = machine.Counters(total=11, ops=(2, *zeros))
     line = (f"mismatch record=3 timeout=0 memory_diffs=2 first_address=17 memory_want=0000000a "
             f"memory_got=0000000b error_want=0 error_got=0 error_pc_want=8 error_pc_got=4 "
             f"counters_want={want.packed():x} counters_got={got.packed():x}\n"
@@ -70,7 +72,7 @@ def test_a_mismatch_line_names_the_differing_fields():
     assert result.mismatches == [
         "record 3: 2 memory words differ, first ext[17] expected 0x0000000a got 0x0000000b; "
         "error_pc expected 8 got 4; counter total expected 10 got 11; "
-        "counter ops expected [1, 0, 0, 0, 0, 0, 0, 0] got [2, 0, 0, 0, 0, 0, 0, 0]"]
+        f"counter ops expected {[1, *zeros]} got {[2, *zeros]}"]
 
 
 def test_unknown_counter_bits_are_named_and_a_missing_result_is_no_pass():

@@ -1,0 +1,150 @@
+"""Chip gather on the RTL, in the pyuvm environment, on Icarus and Verilator.
+
+The KV pool lives in the chip's external memory and the chip reads it through the block table
+(PLOAD, PSTORE, PCOPY; hw/ISA.md, "Paged instructions"); the page-table agent writes only the
+block-table words (verif/chip_gather_pool.py). Inside the simulation, as for host gather: the
+scoreboard compares every run (outputs, every memory write, every counter) with the reference
+machine, the page-table agent checks pool conservation after every step, and check_phase the
+decode's closed forms (tokens, pages, programs, flat cycles). Here, against host gather on the
+reference machine (model.host.decode): the same tokens, pages after every step, programs and new
+K and V rows. Then a fork whose copy-on-write the chip makes, and a block table naming a page
+outside the pool, which must stop the chip with BAD_PAGE having written nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from model.compiler import Layout, calibrate
+from model.host import PagedHost, ProgramCache, decode, paged_cache
+from model.isa import ChipConfig, Op
+from model.machine import int8_of
+from model.tiny_lm import DIM, VOCAB, make_model
+from sim.toolchain import SIMULATORS
+from verif.decode_spec import DecodeSpec
+from verif.launch import DecodeRun, chip_build, run_decode
+from verif.plans import (
+    BAD_PAGE_PLAN,
+    CHAPTER_STEPS,
+    CHAPTER_WINDOWS,
+    CHIP_FORK_PLAN,
+    chip_gather_spec,
+)
+
+LAYOUT = Layout.for_model(DIM, VOCAB, ChipConfig().k_max)
+
+
+def run(sim: str, testcase: str, plan: list[DecodeSpec], seed: int) -> tuple[DecodeRun, float]:
+    started = time.perf_counter()
+    result = run_decode(chip_build(sim), testcase, plan, seed)
+    return result, time.perf_counter() - started
+
+
+def new_rows(step: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The k_new and v_new the chip wrote in one checked step's output region."""
+    words = np.array(step["outputs"], dtype=np.uint32)
+
+    def at(address: int) -> np.ndarray:
+        return int8_of(words[address - LAYOUT.logits : address - LAYOUT.logits + DIM])
+
+    return at(LAYOUT.k_new), at(LAYOUT.v_new)
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_chip_gather_decodes_as_host_gather(sim, window, seed):
+    """The chapter's decode in chip gather: host gather's tokens, pages, programs and rows."""
+    spec = chip_gather_spec(window)
+    result = run(sim, "PlanDecodeTest", [spec], seed)[0].raise_if_failed()
+    assert result["steps_checked"] == CHAPTER_STEPS
+    host = decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start, window,
+                  page_size=spec.page_size, n_pages=spec.n_pages)
+    (chip,) = result["decodes"]
+    assert chip["tokens"] == host.tokens
+    assert chip["pages_after"] == [host.pages_after(s) for s in range(1, spec.steps + 1)]
+    assert chip["programs_compiled"] == host.programs_compiled
+    for step, record in zip(result["steps"], host.records, strict=True):
+        k_new, v_new = new_rows(step)
+        assert np.array_equal(k_new, record.result.k_new), f"step {record.step}: k_new"
+        assert np.array_equal(v_new, record.result.v_new), f"step {record.step}: v_new"
+    full = window or CHAPTER_STEPS
+    assert max(chip["host_words"][full:] or [0]) <= 1 + -(-full // spec.page_size) + 1
+    if window is not None:  # a sliding window: reads across pages, mid-page starts, reuse
+        covered = {name: point["covered"]
+                   for name, point in result["coverage"]["summary"].items()}
+        assert covered["decode.page_cg.table_pages"] >= 2  # tables of one page and of several
+        assert covered["decode.page_cg.table_first_slot"] == 2  # from a page start, mid-page
+        assert covered["decode.page_cg.table_page_order"] == 2  # contiguous pages and not
+        assert covered["decode.page_cg.table_reused_page"] == 1  # a page freed, then read
+    totals = [step["counters"]["total"] for step in result["steps"]]
+    copied = [record.inputs.host_words for record in host.records]
+    print(f"\n[{sim}] {spec.label()}: cycles per step {totals}; host words per step "
+          f"{chip['host_words']} (host gather copies {copied})")
+
+
+def host_gather_fork(parent: DecodeSpec, child: DecodeSpec) -> dict[tuple[str, int], tuple]:
+    """The fork decode on the reference machine, host gather: (decode, step) -> (k_new, v_new)."""
+    model = make_model(parent.model, parent.model_seed)
+    programs = ProgramCache(model, calibrate(model, parent.steps, parent.window))
+    hosts = {parent.label(): PagedHost(programs, paged_cache(model.dim, parent.page_size,
+                                                             parent.n_pages),
+                                       parent.start, parent.window)}
+    forces = {parent.label(): parent.force, child.label(): child.force}
+    rows = {}
+
+    def step(label: str) -> None:
+        record = hosts[label].step(forces[label])
+        rows[label, record.step] = (record.result.k_new, record.result.v_new)
+
+    for _ in range(parent.fork_at):
+        step(parent.label())
+    first = hosts[parent.label()]
+    hosts[child.label()] = PagedHost(programs, first.cache.fork("child"), first.token,
+                                     parent.window)
+    hosts[child.label()].done_steps = first.done_steps
+    for _ in range(parent.steps - parent.fork_at):
+        for label in hosts:
+            step(label)
+    return rows
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_chip_gather_fork_copies_the_shared_page_on_the_chip(sim, seed):
+    """A fork after 10 steps (mid-page): the chip copies the shared page (PCOPY), both decodes'
+    rows are host gather's."""
+    result = run(sim, "ForkDecodeTest", CHIP_FORK_PLAN, seed)[0].raise_if_failed()
+    specs = [DecodeSpec(**d["spec"]) for d in result["decodes"]]
+    assert [s.name for s in specs] == ["random4-fork-chip", "random4-fork-chip-fork"]
+    assert result["steps_checked"] == 2 * 20 - 10
+    copy = result["coverage"]["summary"]["decode.page_cg.chip_copy"]
+    assert copy["covered"] == 1, "the fork never made the chip copy a page"
+    assert sum(step["counters"]["ops"][Op.PCOPY] for step in result["steps"]) == 2
+    want = host_gather_fork(*specs)
+    for step in result["steps"]:
+        k_new, v_new = new_rows(step)
+        want_k, want_v = want[step["decode"], step["step"]]
+        where = f"{step['decode']} step {step['step']}"
+        assert np.array_equal(k_new, want_k) and np.array_equal(v_new, want_v), where
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_a_page_outside_the_pool_stops_the_chip_with_bad_page(sim, seed):
+    """Step 10's block table names page n_pages: the chip stops there with BAD_PAGE, exactly as
+    the reference machine does, having written nothing; the steps before it are exact."""
+    result = run(sim, "BadPageDecodeTest", BAD_PAGE_PLAN, seed)[0].raise_if_failed()
+    (spec,) = BAD_PAGE_PLAN
+    assert result["steps_checked"] == spec.bad_table_at  # the stopped step is compared too
+    last = result["steps"][-1]["counters"]
+    assert last["ops"][Op.PLOAD] == 1 and last["ops"][Op.HALT] == 0
+    assert last["dma_words"] == LAYOUT.weight_words + DIM  # weights and x: no row moved
+    bad_page = result["coverage"]["summary"]["decode.chip_cg.bad_page"]
+    assert bad_page["covered"] == 1

@@ -58,7 +58,9 @@ from verif.launch import chip_build
 from verif.plans import CHAPTER_WINDOWS
 
 CHAPTER_SUITE = "chapter"
-CHAPTER_PATHS = ("verif/tests/test_decode.py", "model/tests")  # the simulations first: longest
+# the simulations first (the longest), then the software checks
+CHAPTER_PATHS = ("verif/tests/test_serving.py", "verif/tests/test_decode.py",
+                 "verif/tests/test_chip_gather.py", "model/tests")
 JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"

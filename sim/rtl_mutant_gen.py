@@ -13,22 +13,28 @@ scanned for the places where one of seven operator classes can break it:
 - ``drop``    an assignment removed (``;`` in a procedure, a comment for an ``assign``)
 
 Only the expression a line computes is mutated: the right-hand side of an assignment, the
-condition of an ``if``, the signal of a port connection, a continued expression. Never a bit
-select or a part select (``[...]``), a replication count, a comment, a declaration's range, a
-module parameter's default, a parameter check (``initial`` blocks), a generate loop, a line in
-an `` `ifdef`` branch the build leaves out, or a lint sink (``wire unused_... = &{...}``).
+condition of an ``if``, the signal on an instance's input port, a continued expression. Never a
+bit select or a part select (``[...]``), a replication count, a ``$clog2(...)``, a comment, a
+declaration's range, a module parameter's default, a parameter check (``initial`` blocks), a
+generate loop, a line of a reset branch (``if (rst)``: the reset values are zeros, which is
+where Verilator starts every register anyway), a line in an `` `ifdef`` branch the build
+leaves out, or a lint sink (``wire unused_... = &{...}``). A line that is not unique in its
+file cannot be a Mutant (``mutate_text`` finds lines by their text) and is skipped.
 
-``generate(seed, count)`` picks ``count`` lines spread over all the modules (each module at
-least ``MIN_PER_MODULE``, the rest in proportion to the square root of its candidate lines),
-one mutant per line, choosing for each line the operator class used least so far: the same
-seed always gives the same mutants, in file and line order. Every mutant is a
-``sim.mutation.Mutant`` (the whole line replaced) that ``check_applies``. A mutant's name is
-made of its module, its operator class and a digest of its text, so it stays the same while
-its line does, wherever the line moves in the file; ``EQUIVALENT`` keys on it.
+``generate(seed, count)`` spreads ``count`` mutants over all the modules: each gets at least
+``MIN_PER_MODULE``, the rest go in proportion to the square root of a module's candidate lines
+(a generated table, exp_lut, keeps the floor). Module by module, each mutant takes the operator
+class used least so far among those the module's remaining lines offer, then a random line
+offering it, then a random site of that class on the line: one mutant per chosen line, the same
+mutants for the same seed, listed in file and line order. Every mutant is a
+``sim.mutation.Mutant`` (the whole line replaced) that ``check_applies``. Its name is made of
+its module, its operator class and a digest of its text, so it stays the same while its line
+does, wherever the line moves in the file; ``EQUIVALENT`` keys on it.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import math
 import random
@@ -184,7 +190,8 @@ def compiled_lines(text: str, defined: set[str]) -> list[tuple[int, str]]:
 def evaluate(expr: str, values: dict[str, str]) -> int | None:
     """The value of a constant expression of numbers and known names, else None.
 
-    ``values`` holds the macros as ```NAME`` and the localparams as ``NAME``.
+    ``values`` holds the macros as ```NAME`` and the localparams as ``NAME``; the expression
+    may use ``+ - * /`` and parentheses (a declaration's range: ```CNT_TOTAL_W-1``).
     """
     def substitute(match: re.Match) -> str:
         name = match[0]
@@ -192,12 +199,26 @@ def evaluate(expr: str, values: dict[str, str]) -> int | None:
 
     for _ in range(4):  # macros and localparams may refer to each other
         expr = re.sub(r"`?[A-Za-z_]\w*", substitute, expr)
-    if not re.fullmatch(r"[\d\s+\-*/()]+", expr):
-        return None
     try:
-        return int(eval(expr.replace("/", "//"), {"__builtins__": {}}))  # digits and + - * /
-    except (SyntaxError, ZeroDivisionError):
+        return arithmetic(ast.parse(expr.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError):
         return None
+
+
+def arithmetic(node: ast.AST) -> int:
+    """An integer expression tree of + - * / (Verilog's integer division truncates)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -arithmetic(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        left, right = arithmetic(node.left), arithmetic(node.right)
+        if isinstance(node.op, ast.Div):
+            quotient = abs(left) // abs(right)
+            return quotient if (left < 0) == (right < 0) else -quotient
+        return {ast.Add: left + right, ast.Sub: left - right,
+                ast.Mult: left * right}[type(node.op)]
+    raise ValueError(f"not a constant: {ast.dump(node)}")
 
 
 def widths(code_lines: Sequence[tuple[int, str]], macros: dict[str, str]) -> dict[str, int | None]:
@@ -229,46 +250,63 @@ def widths(code_lines: Sequence[tuple[int, str]], macros: dict[str, str]) -> dic
 
 
 def tokens(expr: str) -> list[Tok]:
-    """The tokens of an expression, marking those inside selects and replication counts."""
-    raw = []
-    for match in TOKEN.finditer(expr):
-        if match.lastgroup != "space":
-            raw.append((match.lastgroup, match[0], match.start()))
+    """The tokens of an expression, marking those that are not operands of the expression:
+    inside a bit or part select, a system function's arguments, a replication count."""
+    raw = [(m.lastgroup, m[0], m.start()) for m in TOKEN.finditer(expr) if m.lastgroup != "space"]
+    texts = [text for _, text, _ in raw]
     protected = [False] * len(raw)
-    depth = 0
-    for i, (_, text, _) in enumerate(raw):
+    for first, last in [*selects(texts), *calls(texts), *replication_counts(texts)]:
+        protected[first:last + 1] = [True] * (last + 1 - first)
+    return [Tok(kind, text, start, protected[i]) for i, (kind, text, start) in enumerate(raw)]
+
+
+def selects(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, last) token index of every outermost ``[...]``."""
+    spans, depth, opened = [], 0, 0
+    for i, text in enumerate(texts):
         if text == "[":
+            opened = i if depth == 0 else opened
             depth += 1
-        protected[i] = depth > 0
-        if text == "]":
+        elif text == "]":
             depth -= 1
-    for i, (_, text, _) in enumerate(raw):  # `$clog2(...)`: a width, not an operand
-        if text.startswith("$") and i + 1 < len(raw) and raw[i + 1][1] == "(":
-            nesting = 0
-            for k in range(i + 1, len(raw)):
-                nesting += {"(": 1, ")": -1}.get(raw[k][1], 0)
-                protected[k] = True
-                if nesting == 0:
+            if depth == 0:
+                spans.append((opened, i))
+    return spans
+
+
+def calls(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """The argument lists of system functions (``$clog2(...)``: a width, not an operand)."""
+    spans = []
+    for i, text in enumerate(texts[:-1]):
+        if text.startswith("$") and texts[i + 1] == "(":
+            depth = 0
+            for j in range(i + 1, len(texts)):
+                depth += {"(": 1, ")": -1}.get(texts[j], 0)
+                if depth == 0:
+                    spans.append((i + 1, j))
                     break
-    for i, (_, text, _) in enumerate(raw):
+    return spans
+
+
+def replication_counts(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """The COUNT of every ``{COUNT{...}}``: what lies between two ``{`` with no ``,`` between."""
+    spans = []
+    for i, text in enumerate(texts):
         if text != "{":
             continue
-        nesting = 0
-        for j in range(i + 1, len(raw)):
-            inner = raw[j][1]
-            if inner in "([":
-                nesting += 1
-            elif inner in ")]":
-                nesting -= 1
-            elif nesting == 0 and inner in ",}":
+        depth = 0
+        for j in range(i + 1, len(texts)):
+            if texts[j] in ("(", "["):
+                depth += 1
+            elif texts[j] in (")", "]"):
+                depth -= 1
+            elif depth == 0 and texts[j] in (",", "}"):
                 break
-            elif nesting == 0 and inner == "{":
-                if j > i + 1:  # `{COUNT{...}}`: the count is not an operand
-                    for k in range(i + 1, j):
-                        protected[k] = True
+            elif depth == 0 and texts[j] == "{":
+                if j > i + 1:
+                    spans.append((i + 1, j - 1))
                 break
-    return [Tok(kind, text, start, protected[i])
-            for i, (kind, text, start) in enumerate(raw)]
+    return spans
 
 
 def is_binary(toks: Sequence[Tok], i: int) -> bool:
@@ -277,10 +315,6 @@ def is_binary(toks: Sequence[Tok], i: int) -> bool:
         return False
     before = toks[i - 1]
     return before.kind in ("name", "literal") or before.text in (")", "]", "}")
-
-
-def replace_span(expr: str, start: int, old: str, new: str) -> str:
-    return expr[:start] + new + expr[start + len(old):]
 
 
 def literal_variants(text: str) -> list[str]:

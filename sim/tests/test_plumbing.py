@@ -12,7 +12,6 @@ from sim.runner import (
     RTL_DIR,
     BuildFailed,
     SimulationFailed,
-    _lost_pch_race,
     build,
     run_test,
 )
@@ -73,12 +72,3 @@ def test_an_unknown_simulator_is_refused():
     with pytest.raises(ValueError, match="unknown simulator 'questa'"):
         toolchain.prepare("questa")
 
-
-def test_only_verilators_precompiled_header_race_is_retried(tmp_path):
-    """A build lost to verilated.mk's PCH race is run again; any other failure is not."""
-    log = tmp_path / "build.log"
-    assert not _lost_pch_race(log)
-    log.write_text("c++: error: Vtop__pch.h.fast: linker input file not found: No such file\n")
-    assert _lost_pch_race(log)
-    log.write_text("%Error: chip_top.v:12: syntax error\n")
-    assert not _lost_pch_race(log)

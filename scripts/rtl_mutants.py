@@ -185,8 +185,9 @@ def watchdog_note(output: str) -> str:
 
 
 def block_verdict(output: str, node: str) -> StageResult:
-    if re.search(r"^\d+ passed", output.strip().splitlines()[-1] if output.strip() else "",
-                 re.MULTILINE):
+    """A pytest run of one block test: passed, or the test's own failure message."""
+    summary = output.strip().splitlines()[-1] if output.strip() else ""
+    if re.match(r"1 passed\b", summary) and "failed" not in summary:
         return StageResult(True)
     if "BuildFailed" in output:
         return StageResult(False, node, first_line(output, "BuildFailed"), does_not_build=True)
@@ -364,7 +365,6 @@ def score(records: list[dict]) -> tuple[int, int]:
 
 def markdown(records: list[dict], header: dict) -> str:
     caught, scored = score(records)
-    verdicts = Counter(r["verdict"] for r in records)
     lines = [
         "## RTL mutation run", "",
         f"Suite `{header['suite']}` ({', '.join(header['stages'])}) on {SIM}, mutant seed "
@@ -373,8 +373,7 @@ def markdown(records: list[dict], header: dict) -> str:
         f"**Score: {caught} / {scored} = {100 * caught / max(scored, 1):.1f}%** caught of the "
         f"built, non-equivalent mutants (pass mark {100 * PASS_SCORE:.0f}%).", "",
         "| verdict | mutants |", "| --- | --- |",
-        *(f"| {v} | {n} |" for v, n in sorted(verdicts.items())),
-        f"| equivalent (listed, not scored) | {sum(bool(r['equivalent']) for r in records)} |",
+        *(f"| {label} | {n} |" for label, n in verdict_counts(records)),
         "", "| module | mutants | caught |", "| --- | --- | --- |",
     ]
     for module in sorted({r["module"] for r in records}):
@@ -398,6 +397,23 @@ def markdown(records: list[dict], header: dict) -> str:
     lines += section("Timeouts (caught only when the testbench's watchdog fired)", watchdog,
                      detail=True)
     return "\n".join(lines) + "\n"
+
+
+def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
+    """The verdicts as the score counts them: equivalent mutants apart, timeouts split."""
+    mine = [r for r in records if not r["equivalent"]]
+
+    def count(verdict: Verdict, watchdog: bool | None = None) -> int:
+        return sum(r["verdict"] == verdict.value and watchdog in (None, r["watchdog"])
+                   for r in mine)
+
+    return [("caught", count(Verdict.CAUGHT)),
+            ("timeout, the testbench's watchdog fired (counts as caught)",
+             count(Verdict.TIMEOUT, True)),
+            ("timeout, the wall-clock limit (not caught)", count(Verdict.TIMEOUT, False)),
+            ("survived", count(Verdict.SURVIVED)),
+            ("does not build (not scored)", count(Verdict.DOES_NOT_BUILD)),
+            ("equivalent (run, not scored)", len(records) - len(mine))]
 
 
 def section(title: str, records: list[dict], reason: bool = False,

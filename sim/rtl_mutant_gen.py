@@ -68,6 +68,18 @@ EQUIVALENT: dict[str, str] = {
         "b_live for column r = nc of a partial tile feeds stale B words into array column nc "
         "only; a PE's b input reaches only its own column's accumulators, and WRITE reads "
         "columns < nc only",
+    "matrix_unit-compare-5572d194":
+        "mr = (m_left <= N) ? m_left : N: the two arms differ only at m_left = N, where both "
+        "are N",
+    "matrix_unit-compare-18267155":
+        "nc = (n_left <= N) ? n_left : N: the two arms differ only at n_left = N, where both "
+        "are N",
+    "matrix_unit-const-cf7a4d76":
+        "a_feed's idle value 1 meets only a zero b: PE(r, j) gets row r's and column j's words "
+        "of the same reduction index t in the same beat, so for the rows and columns a tile "
+        "writes a is live exactly when b is, and 1 x 0 adds nothing",
+    "softmax_unit-compare-24992131":
+        "the maximum taken on x >= mx instead of x > mx: a tie replaces it with an equal value",
 }
 
 ARITH = {"+": "-", "-": "+", "*": "+", "<<": ">>", ">>": "<<", ">>>": ">>"}

@@ -18,8 +18,9 @@ without a reset between them (so every `start` must clear the status and the cou
 - every error code: an illegal opcode (11 .. 255, other fields random) after a legal
   instruction; BAD_SIZE for every size field of every opcode (zero, k > K_MAX, SOFTMAX
   len > SM_MAX, a paged page_shift > 15, more than 64 entries, PCOPY slots past the page, and a
-  zero size with a bad address too: the size check comes first); BAD_ADDRESS for every operand
-  range of every opcode (one word over, a few words over, or the largest 16-bit start; a paged
+  zero size with a bad address too: the size check comes first; page_shift = 15, legal, with
+  a pool that passes the memory); BAD_ADDRESS for every operand range of every opcode (one
+  word over, and again one word over, a few words over, or the largest 16-bit start; a paged
   instruction's table, pool and scratchpad rows, and the table one word over with a first
   entry above 0); BAD_PAGE for each way a block table can name a page outside the pool; a
   program that runs off the end of external memory without HALT (the fetch check).
@@ -252,9 +253,12 @@ def bad_paged(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tuple[s
     spans = [("a", geometry.table_words + geometry.first_entry if not copy else 2,
               cfg.ext_words), ("b", geometry.words, cfg.sram_words),
              ("c", geometry.pool_words, cfg.ext_words)]
+    bad.append(("page_shift = 15, the largest: the pool passes the memory",
+                replace(instr, shift=isa.PAGE_SHIFT_MAX)))
     for name, words, limit in spans:
-        start = rng.choice([limit - words + rng.choice([1, rng.randint(2, 64)]), 0xFFFF])
-        bad.append((f"{name} + {words} > {limit}", replace(instr, **{name: start})))
+        anywhere = rng.choice([limit - words + rng.choice([1, rng.randint(2, 64)]), 0xFFFF])
+        for start in (limit - words + 1, anywhere):  # one word over (the boundary), then random
+            bad.append((f"{name} + {words} > {limit}", replace(instr, **{name: start})))
     if not copy:  # the table's span counts the entries before the first row's: one page on
         moved = replace(instr, mult=((instr.row + geometry.page_rows) << 16) | instr.pages)
         moved_geometry = isa.paged_geometry(moved)
@@ -287,9 +291,9 @@ def bad_addresses(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tup
     bad = []
     for name, words, limit in operand_ranges(instr, cfg):
         over = rng.choice([1, rng.randint(2, 64)])
-        start = rng.choice([limit - words + over, 0xFFFF])
-        why = f"{name} + {words} = {start + words} > {limit}"
-        bad.append((why, replace(instr, **{name: start})))
+        for start in (limit - words + 1, rng.choice([limit - words + over, 0xFFFF])):
+            why = f"{name} + {words} = {start + words} > {limit}"    # one word over, then random
+            bad.append((why, replace(instr, **{name: start})))
     return bad
 
 

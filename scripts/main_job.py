@@ -13,7 +13,8 @@ Stages, each timed:
    event, and what paging, sharing and windows buy;
 4. exercises (scripts/exercises.py): the chapter's four exercises as tables, out/exercises.json;
 5. serving (scripts/serving_report.py): the workload's batch sweep on the RTL, out/serving.json;
-6. mutation run (scripts/mutate.py);
+6. mutation runs: the host's mutants (scripts/mutate.py), then a fixed, seeded sample of
+   the RTL mutants (scripts/rtl_mutants.py --sample, into out/mutants_sample/);
 7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
    (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
    mode), host gather against chip gather (out/gather.json), and the coverage report
@@ -65,6 +66,8 @@ JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"
 PLOTS = OUT / "plots"
+RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
+MUTANT_SAMPLE_OUT = OUT / "mutants_sample"
 
 
 @dataclass
@@ -110,7 +113,7 @@ def checks_and_decodes(jobs: int) -> tuple[bool, str]:
     return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
 
 
-def mutation_summary() -> tuple[bool, str]:
+def host_mutation_summary() -> tuple[bool, str]:
     """scripts/mutate.py, then its verdict from the mutate.json it wrote (not an older one)."""
     started = time.time()
     ok, status = python_module("scripts.mutate")
@@ -119,8 +122,33 @@ def mutation_summary() -> tuple[bool, str]:
         return False, f"{status}, no new {rel(path)}"
     mutants = json.loads(path.read_text())["mutants"]
     survivors = [m["description"] for m in mutants if not m["caught"]]
-    caught = f"{len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
+    caught = f"host: {len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
     return ok, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+
+
+@dataclass
+class MutationStage:
+    """The mutation stage: the host's mutants, then a fixed sample of the RTL mutants.
+
+    The sample (``RTL_MUTANT_SAMPLE`` mutants, seeded, spread over the modules) goes to its own
+    folder, so it never overwrites a full ``make mutants`` result in out/mutants.json.
+    """
+
+    text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report
+
+    def run(self) -> tuple[bool, str]:
+        host_ok, host_note = host_mutation_summary()
+        started = time.time()
+        rtl_ok, status = python_module("scripts.rtl_mutants", "--sample", str(RTL_MUTANT_SAMPLE),
+                                       "--out", str(MUTANT_SAMPLE_OUT))
+        path = MUTANT_SAMPLE_OUT / "mutants.json"
+        if not path.exists() or path.stat().st_mtime < started:
+            return False, f"{host_note}; RTL sample: {status}, no new {rel(path)}"
+        self.text = (MUTANT_SAMPLE_OUT / "mutants.md").read_text()
+        result = json.loads(path.read_text())
+        rtl_note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
+                    f"({len(result['mutants'])} mutants, {rel(path)})")
+        return host_ok and rtl_ok, f"{host_note}; {rtl_note}"
 
 
 @dataclass
@@ -253,7 +281,8 @@ def part3_comparison(example_b: dict) -> str:
 
 
 def markdown_report(report: Report, stages: list[Stage], wall: float,
-                    exercise_text: str = "", serving_text: str = "") -> str:
+                    exercise_text: str = "", serving_text: str = "",
+                    mutation_text: str = "") -> str:
     example_b = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
@@ -270,6 +299,8 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         "## Serving (continuous batching on the RTL)",
         f"```\n{serving_text.strip()}\n```\n\n![serving](plots/serving.png)" if serving_text
         else "the serving stage did not run",
+        mutation_text.replace("## RTL mutation run", "## RTL mutation run (make run's sample)")
+        if mutation_text else "## RTL mutation run\n\nthe mutation stage did not run",
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
         f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
         "coverage: `out/coverage.md`.",
@@ -307,13 +338,14 @@ def main(argv: list[str] | None = None) -> int:
     stages.append(timed("exercises", exercise_stage.run))
     serving_stage = ServingStage(decodes_since)
     stages.append(timed("serving", serving_stage.run))
-    stages.append(timed("mutation run", mutation_summary))
+    mutation_stage = MutationStage()
+    stages.append(timed("mutation runs (host, RTL sample)", mutation_stage.run))
     report = Report(decodes_since)
     stages.append(timed("report", report.build))
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
     REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
-                                      serving_stage.text))
+                                      serving_stage.text, mutation_stage.text))
     print(f"report: {rel(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1
 

@@ -56,12 +56,14 @@ SHARDS ?=
 regress-merge: setup
 	$(PY) -m scripts.regress --merge --suite $(SUITE) --shards "$(SHARDS)"
 
-## bench: the benchmarks (page table, chip cycles per second, chip gather's indirection)
+## bench: the benchmarks (page table vs the chapter's, chip cycles per second, chip gather's
+##        indirection, a step's cost against context and pool size)
 bench: setup
 	$(PY) -m scripts.bench_paged
 	$(PY) -m scripts.bench_chip
 	$(PY) -m scripts.bench_tb
 	$(PY) -m scripts.bench_gather
+	$(PY) -m scripts.bench_scaling
 
 ## test: lint, then the whole test suite, in parallel on $(JOBS) workers
 test: setup lint

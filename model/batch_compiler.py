@@ -29,7 +29,8 @@ each projection is one B-row matmul. Either way, every request's logits, token a
 equal its solo program's (compile_step / run_step) on the same inputs, integer for integer.
 
 External memory has one layout for every batch of up to ``BATCH_MAX`` requests
-(``BatchLayout``), so a testbench loads the weights once.
+(``BatchLayout``), so a testbench loads the weights once. In chip gather the same programs read
+and write the rows through block tables instead (model.batch_paged_programs, beside the layout).
 """
 
 from __future__ import annotations

@@ -39,12 +39,17 @@ again (``RecomputeMismatch`` otherwise).
 It always drains: the oldest running request is never the victim unless it runs alone, and
 alone it fits the pool (checked at ``submit``), so every non-idle step writes a row that is
 never recomputed.
+
+A plan runs in either gather mode: host gather copies each request's rows into its kc/vc slot
+(``BatchPlan.image``, ``run_host_gather``); chip gather (model.batch_paged_programs) has the
+chip read them through each request's block table and write the new row into the planned
+slot itself. The scheduling is the same, so are the tokens.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,6 +81,7 @@ __all__ = [
     "ServingStats",
     "forced",
     "peak_pages",
+    "run_host_gather",
     "solo_decode",
 ]
 
@@ -469,12 +475,17 @@ class Scheduler:
 
     # ---- running it -----------------------------------------------------------------------
 
-    def run_on_reference(self, max_steps: int | None = None) -> dict[Hashable, Finished]:
+    def run_on_reference(self, max_steps: int | None = None,
+                         run: Callable[[BatchPlan], Sequence[StepResult]] | None = None
+                         ) -> dict[Hashable, Finished]:
         """Plan, run on the reference machine and commit until every request has finished.
 
-        The step limit defaults to the drain bound (module docstring): the last arrival plus
-        every request's steps.
+        ``run`` runs one planned step with requests: host gather (``run_host_gather``) by
+        default; chip gather is model.batch_paged_programs.ChipGather.run. The step limit
+        defaults to the drain bound (module docstring): the last arrival plus every request's
+        steps.
         """
+        run = run or run_host_gather
         if max_steps is None:
             requests = [p.request for p in self._progress.values()]
             max_steps = max((r.arrival for r in requests), default=0) + sum(
@@ -484,7 +495,7 @@ class Scheduler:
                 raise StepLimitExceeded(f"{len(self._progress) - len(self.finished)} requests "
                                         f"unfinished after {max_steps} steps")
             plan = self.plan()
-            results = run_batch(plan.program, *plan.inputs()).steps if plan.requests else []
+            results = list(run(plan)) if plan.requests else []
             self.commit(plan, results)
         return self.finished
 
@@ -509,6 +520,11 @@ class Scheduler:
         waiting = set(self.queued()) | {r.rid for r in self._arrivals}
         if waiting & (set(self._running) | set(self.finished)):
             raise InvariantError("a request is both waiting and running or finished")
+
+
+def run_host_gather(plan: BatchPlan) -> list[StepResult]:
+    """One planned step on the reference machine, its rows copied into the kc/vc slots."""
+    return run_batch(plan.program, *plan.inputs()).steps
 
 
 # ---- the solo reference ------------------------------------------------------------------------

@@ -13,7 +13,8 @@ addresses of model.paged_programs.PoolLayout, and the chip reads and writes the 
   rows and every free page what it held when it was freed, word for word. A row written to the
   wrong slot, or into a page the table gave back, fails at the step that wrote it.
 
-CONFIGURE zeroes the pools, as a fresh page table's pool is zero.
+CONFIGURE zeroes the pools, as a fresh page table's pool is zero. Serving in chip gather
+(verif/serving_pool.py) zeroes and checks its pools with the same two functions.
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ from verif.ext_memory import ExtMemoryMirror
 
 class PoolConservationError(AssertionError):
     """The pools in the chip's memory differ from the page table's pool."""
+
+
+def zero_pools(pool: PoolLayout, memory: ExtMemoryMirror) -> None:
+    """Both pools zeroed in the chip's memory, as a fresh page table's pool is."""
+    start, end = pool.pools
+    memory.write(start, np.zeros(end - start, dtype=np.uint32))
+
+
+def check_pools(pool: PoolLayout, memory: ExtMemoryMirror, table: PageTable, where: str) -> None:
+    """Pool conservation: the chip's pools, read back, against the page table's pool."""
+    start, end = pool.pools
+    problems = pool_differences(pool, memory.read(start, end - start), table)
+    if problems:
+        raise PoolConservationError(f"pool conservation: {problems[0]}\n{where}")
 
 
 @dataclass
@@ -53,8 +68,7 @@ class ChipGatherPool:
         self.memory = memory
         self.seen: set[int] = set()  # every page a block table has named
         self.freed: set[int] = set()  # .. and found on the free list afterwards
-        start, end = self.layout.pools
-        memory.write(start, np.zeros(end - start, dtype=np.uint32))
+        zero_pools(self.layout, memory)
 
     def view(self, cache: PagedCache, first_row: int, corrupt: bool = False) -> View:
         """Reserve the new row's slot; write the block table of rows first_row .. new row."""
@@ -75,8 +89,5 @@ class ChipGatherPool:
         return View(words, pair, before, written, opens_page, reused)
 
     def check(self, table: PageTable, where: str) -> None:
-        """Pool conservation: the chip's pools, read back, against the page table's pool."""
-        start, end = self.layout.pools
-        problems = pool_differences(self.layout, self.memory.read(start, end - start), table)
-        if problems:
-            raise PoolConservationError(f"pool conservation: {problems[0]}\n{where}")
+        """Pool conservation after a step (``check_pools``)."""
+        check_pools(self.layout, self.memory, table, where)

@@ -1,21 +1,26 @@
-"""The chip agent's sequence item for a chip-gather decode step.
+"""The chip agent's sequence items for chip-gather runs: a decode step, and a serving step.
 
 A host-gather StepItem carries the rows the host gathered; in chip gather the program reads them
 through the block table, so the item carries what the chip's memory holds instead: the step's
 block table, the copy pair (on copy-on-write) and both pools as they are before the step. Its
 image is then the chip's whole external memory for the step, and the scoreboard's one
 prediction (model.machine on that image) follows the rows through the table as the chip does.
+
+A serving step in chip gather (``ChipBatchStepItem``) is a BatchStepItem whose plan is a
+model.batch_paged_programs.ChipBatchPlan: B requests, each with its own block table, one
+batched chip-gather program; the plan's image holds the tables and the pools.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from model.batch_paged_programs import ChipBatchPlan
 from model.compiler import CompiledStep
 from model.paged_programs import PoolLayout, image
 from model.step_rule import StepPlan
 from verif.page_op_item import PageOpResult
-from verif.step_item import StepItem
+from verif.step_item import BatchStepItem, StepItem
 
 
 class ChipStepItem(StepItem):
@@ -39,3 +44,17 @@ class ChipStepItem(StepItem):
             start, end = self.program.layout.outputs
             ext[start:end] = self.outputs_before
         return ext
+
+
+class ChipBatchStepItem(BatchStepItem):
+    """One serving step in chip gather: the batched chip-gather program and its tables."""
+
+    def __init__(self, name: str, decode: str, plan: ChipBatchPlan):
+        super().__init__(name, decode, plan)
+        self.program = plan.chip_program  # the driver loads it; outputs read through it
+
+    def host_inputs(self) -> dict[int, np.ndarray]:
+        """The x rows (the page-table agent wrote each request's block table)."""
+        x = self.program.layout.x
+        return {address: words for address, words in self.plan.input_words().items()
+                if address == x}

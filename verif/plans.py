@@ -56,10 +56,12 @@ SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)
 SERVING_BATCHES = (1, 2, 4, 8)
 
 
-def serving_spec(batch_size: int) -> ServingSpec:
-    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows."""
-    return ServingSpec(f"workload-B{batch_size}", batch_size=batch_size, window=8,
-                       page_size=4, n_pages=16)
+def serving_spec(batch_size: int, gather: str = "host") -> ServingSpec:
+    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows, the
+    rows moved by the host or, in chip gather, by the chip through block tables."""
+    suffix = "-chip" if gather == "chip" else ""
+    return ServingSpec(f"workload-B{batch_size}{suffix}", batch_size=batch_size, window=8,
+                       page_size=4, n_pages=16, gather=gather)
 
 
 # ---- chip gather: the chip reads the rows through the block table --------------------------

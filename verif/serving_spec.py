@@ -2,7 +2,9 @@
 
 A dataclass that travels as JSON from pytest into the simulator (environment variable
 ``SERVING_SPEC``) and back out in the run's result file, like DecodeSpec. `scheduler()` builds
-the model's scheduler (model.serving) it describes, with its requests submitted.
+the model's scheduler (model.serving) it describes, with its requests submitted. ``gather``
+says who moves the cached rows: the host (into each request's kc/vc slot) or the chip
+(through each request's block table, model.batch_paged_programs); the scheduling is the same.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import asdict, dataclass
 from model.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
 from model.batch_compiler import shared_context_scales
 from model.compiler import calibrate, max_context
-from model.host import ProgramCache
+from model.host import GATHER_MODES, ProgramCache
 from model.isa import ChipConfig
 from model.serving import Scheduler
 from model.tiny_lm import make_model
@@ -37,10 +39,15 @@ class ServingSpec:
     model_seed: int = 1
     workload_seed: int | None = None  # None: model.workloads' default seed
     n_requests: int = 24
+    gather: str = "host"  # one of model.host.GATHER_MODES: who copies the cached rows
+
+    def __post_init__(self) -> None:
+        if self.gather not in GATHER_MODES:
+            raise ValueError(f"gather must be one of {GATHER_MODES}, got {self.gather!r}")
 
     def label(self) -> str:
         return (f"{self.name} (B={self.batch_size}, W={self.window}, {self.n_pages} pages of "
-                f"{self.page_size}, {self.rule})")
+                f"{self.page_size}, {self.rule}, {self.gather} gather)")
 
     def admission_rule(self) -> AdmissionRule:
         if self.rule not in RULES:

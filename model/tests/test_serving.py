@@ -4,6 +4,11 @@ Every finished request must equal its solo decode (model.serving.solo_decode: Pa
 programs) integer for integer, at every step its last life computed: batched with others,
 sharing prompt pages, after a preemption, with a window. After every step the pool is
 conserved (free + evictable + owned == total) and only running requests hold pages.
+
+The whole runs and the traps run in both gather modes: host gather (the rows copied into each
+request's kc/vc slot) and chip gather (model.batch_paged_programs: the chip reads them through
+block tables and writes its new rows into the pool itself); in chip gather the pools the chip
+left must also equal the page table's pool after every step, word for word.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from hypothesis.stateful import (
 
 from model import machine
 from model.admission import CoversExpected, OnePageFree, Watermark
+from model.batch_compiler import shared_context_scales
+from model.batch_paged_programs import ChipGather
 from model.compiler import calibrate, max_context
-from model.host import ProgramCache
+from model.host import GATHER_MODES, ProgramCache
 from model.isa import ChipConfig
 from model.paged import PageTable, pages_for
 from model.prefix_cache import page_keys
@@ -91,15 +98,31 @@ def make(programs: ProgramCache, *, n_pages: int = 24, page_size: int = 2, batch
                      rule=rule or OnePageFree(), window=window, prefix_caching=prefix_caching)
 
 
-def run_checked(scheduler: Scheduler, on_plan=None) -> None:
-    """run_on_reference, one step at a time, checking the invariants after every step."""
+@pytest.fixture(params=GATHER_MODES)
+def gather(request) -> str:
+    return request.param
+
+
+def chip_of(scheduler: Scheduler, gather: str) -> ChipGather | None:
+    """The chip-gather runner of a scheduler (it keeps the chip's pools), or None: host gather."""
+    return ChipGather(scheduler) if gather == "chip" else None
+
+
+def run_checked(scheduler: Scheduler, on_plan=None, chip: ChipGather | None = None) -> None:
+    """run_on_reference, one step at a time, checking the invariants after every step (and in
+    chip gather the pools the chip left)."""
     while not scheduler.done:
         plan = scheduler.plan()
         if on_plan is not None:
             on_plan(scheduler, plan)
-        results = [] if plan.program is None else run_on_machine(plan)
+        if plan.program is None:
+            results = []
+        else:
+            results = chip.run(plan) if chip is not None else run_on_machine(plan)
         scheduler.commit(plan, results)
         scheduler.check_invariants()
+        if chip is not None:
+            chip.check_pool()
 
 
 def run_on_machine(plan):
@@ -119,11 +142,12 @@ def assert_pool_drained(scheduler: Scheduler) -> None:
 
 @pytest.mark.parametrize(("rule", "window"), [(OnePageFree(), None), (CoversExpected(), 8),
                                               (Watermark(2), None)])
-def test_the_workload_drains_and_every_request_equals_its_solo_decode(programs, rule, window):
+def test_the_workload_drains_and_every_request_equals_its_solo_decode(programs, rule, window,
+                                                                     gather):
     scheduler = make(programs, n_pages=24, page_size=4, batch_size=8, rule=rule, window=window)
     for request in serving_requests():
         scheduler.submit(request)
-    run_checked(scheduler)
+    run_checked(scheduler, chip=chip_of(scheduler, gather))
     assert len(scheduler.finished) == 24
     assert_equals_solo(programs, scheduler)
     assert scheduler.cache.stats.hits > 0  # the system prompts were shared
@@ -131,7 +155,7 @@ def test_the_workload_drains_and_every_request_equals_its_solo_decode(programs, 
     assert_pool_drained(scheduler)
 
 
-def test_a_small_pool_preempts_the_latest_admitted_and_recomputes(programs):
+def test_a_small_pool_preempts_the_latest_admitted_and_recomputes(programs, gather):
     scheduler = make(programs, n_pages=6, batch_size=4)
     for i in range(6):
         scheduler.submit(Request(i, i, (i % 3, 7, i), 5 + i))
@@ -144,20 +168,20 @@ def test_a_small_pool_preempts_the_latest_admitted_and_recomputes(programs):
         for victim in plan.preempted:
             assert all(admitted_at[rid] < admitted_at[victim] for rid in scheduler.running())
 
-    run_checked(scheduler, victims_are_the_latest_admitted)
+    run_checked(scheduler, victims_are_the_latest_admitted, chip_of(scheduler, gather))
     assert scheduler.stats.preemptions > 0 and scheduler.stats.rows_recomputed > 0
     assert_equals_solo(programs, scheduler)
     assert_pool_drained(scheduler)
 
 
-def test_prefix_caching_changes_no_token_and_saves_rows(programs):
+def test_prefix_caching_changes_no_token_and_saves_rows(programs, gather):
     requests = [Request(i, arrival, (*SYSTEM, i), 3) for i, arrival in enumerate([0, 7, 8, 9])]
     rows = {}
     for caching in (True, False):
         scheduler = make(programs, prefix_caching=caching)
         for request in requests:
             scheduler.submit(request)
-        run_checked(scheduler)
+        run_checked(scheduler, chip=chip_of(scheduler, gather))
         assert_equals_solo(programs, scheduler)
         rows[caching] = scheduler.stats.rows_computed
     assert rows[True] == rows[False] - 3 * len(SYSTEM)  # three later requests hit the prompt
@@ -178,7 +202,7 @@ def test_idle_steps_wait_for_arrivals(programs):
 # ---- the traps, with whole decodes -------------------------------------------------------------
 
 
-def test_a_readmitted_request_holds_no_page_of_its_earlier_life(programs):
+def test_a_readmitted_request_holds_no_page_of_its_earlier_life(programs, gather):
     """Trap: a preempted request's table kept a freed page id. "new" (the latest admitted) is
     preempted when both outgrow the pool; "old" takes one of its pages; "new" comes back with
     an empty block table and never shares a page with "old"."""
@@ -201,7 +225,7 @@ def test_a_readmitted_request_holds_no_page_of_its_earlier_life(programs):
             assert not pages["old"] & pages.get("new", set())
         last.update(pages)
 
-    run_checked(scheduler, watch)
+    run_checked(scheduler, watch, chip_of(scheduler, gather))
     assert scheduler.finished["new"].preemptions >= 1 and taken_over
     assert_equals_solo(programs, scheduler)
 
@@ -248,29 +272,31 @@ def test_admission_counts_the_free_pages_a_hit_takes(programs):
     assert_equals_solo(programs, scheduler)
 
 
-def test_a_reused_page_never_gives_a_stale_hit(programs):
+def test_a_reused_page_never_gives_a_stale_hit(programs, gather):
     """Trap: after "a" finishes its pages are cached; other requests take them back (their
     keys dropped first); a later request with "a"'s prompt must compute its own rows."""
     scheduler = make(programs, n_pages=6)
+    chip = chip_of(scheduler, gather)
     scheduler.submit(Request("a", 0, SYSTEM, 2))
-    run_checked(scheduler)
+    run_checked(scheduler, chip=chip)
     keys = page_keys(SYSTEM, 2)
     assert all(scheduler.table.lookup(key) is not None for key in keys)
     for i in range(2):
         scheduler.submit(Request(f"filler{i}", scheduler.step, (8, 8, 8, 8, 8, i), 2))
-    run_checked(scheduler)
+    run_checked(scheduler, chip=chip)
     assert any(scheduler.table.lookup(key) is None for key in keys)  # reused, keys dropped
     scheduler.submit(Request("again", scheduler.step, SYSTEM, 2))
-    run_checked(scheduler)
+    run_checked(scheduler, chip=chip)
     assert_equals_solo(programs, scheduler)
 
 
-def test_with_a_window_a_hit_serves_only_the_window(programs):
+def test_with_a_window_a_hit_serves_only_the_window(programs, gather):
     """Window 3, pages of 2: "b"'s first computed step (7) reads rows 4, 5: page 2 only,
     although "a" left pages 0..2 cached."""
     scheduler = make(programs, window=3)
+    chip = chip_of(scheduler, gather)
     scheduler.submit(Request("a", 0, (*SYSTEM, 2), 2))
-    run_checked(scheduler)
+    run_checked(scheduler, chip=chip)
     scheduler.submit(Request("b", scheduler.step, (*SYSTEM, 5), 2))
     first_steps = {}
 
@@ -278,7 +304,7 @@ def test_with_a_window_a_hit_serves_only_the_window(programs):
         for step in plan.requests:
             first_steps.setdefault(step.rid, step)
 
-    run_checked(scheduler, record)
+    run_checked(scheduler, record, chip)
     b = first_steps["b"]
     assert (b.plan.step, b.first_page, len(b.block_table)) == (7, 2, 1)
     assert scheduler.cache.stats.hits == 1
@@ -386,6 +412,41 @@ def test_peak_pages_is_what_a_request_holds_during_its_busiest_step(window, page
     assert peak_pages(steps, window, page_size) == max(held)
 
 
+# ---- chip gather against host gather -----------------------------------------------------------
+
+
+def outputs(result) -> tuple:
+    return (result.logits_int.tolist(), result.token, result.k_new.tolist(),
+            result.v_new.tolist())
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 4, 8])
+def test_chip_gather_serves_the_workload_as_host_gather_does(batch_size):
+    """The serving workload as the testbench runs it (16 pages of 4, W = 8, shared scales;
+    B = 8 preempts and evicts), scheduled by run_on_reference in both modes: every token,
+    every computed step's integers and the scheduler's counts are the same."""
+    model = random_model(1)
+    calibration = shared_context_scales(calibrate(model, LONGEST, 8))
+    finished, stats = {}, {}
+    for gather in GATHER_MODES:
+        scheduler = make(ProgramCache(model, calibration), n_pages=16, page_size=4,
+                         batch_size=batch_size, window=8)
+        for request in serving_requests():
+            scheduler.submit(request)
+        chip = chip_of(scheduler, gather)
+        finished[gather] = scheduler.run_on_reference(run=chip.run if chip else None)
+        if chip is not None:
+            chip.check_pool()
+        stats[gather] = scheduler.stats
+    assert stats["chip"] == stats["host"]
+    assert stats["host"].preemptions > 0 or batch_size < 8
+    for rid, by_host in finished["host"].items():
+        by_chip = finished["chip"][rid]
+        assert by_chip.generated == by_host.generated, rid
+        assert [outputs(c.result) for c in by_chip.computed] == [
+            outputs(c.result) for c in by_host.computed], rid
+
+
 # ---- random runs -------------------------------------------------------------------------------
 
 
@@ -396,10 +457,11 @@ class ServingMachine(RuleBasedStateMachine):
 
     @initialize(n_pages=st.integers(4, 10), page_size=st.sampled_from([1, 2, 4]),
                 batch_size=st.integers(1, 4), window=st.sampled_from([None, None, 3, 6]),
-                caching=st.booleans())
-    def setup(self, n_pages, page_size, batch_size, window, caching):
+                caching=st.booleans(), gather=st.sampled_from(GATHER_MODES))
+    def setup(self, n_pages, page_size, batch_size, window, caching, gather):
         self.scheduler = make(self.programs, n_pages=n_pages, page_size=page_size,
                               batch_size=batch_size, window=window, prefix_caching=caching)
+        self.chip = chip_of(self.scheduler, gather)
         self.next_id = 0
 
     @rule(system=st.sampled_from([SYSTEM, SYSTEM, SYSTEM[:3], ()]),  # shared prompts often
@@ -417,7 +479,11 @@ class ServingMachine(RuleBasedStateMachine):
     def step(self):
         plan = self.scheduler.plan()
         hits = self.scheduler.cache.stats.hits
-        self.scheduler.commit(plan, [] if plan.program is None else run_on_machine(plan))
+        if plan.program is None:
+            results = []
+        else:
+            results = self.chip.run(plan) if self.chip is not None else run_on_machine(plan)
+        self.scheduler.commit(plan, results)
         for name, happened in (("out of pages: preempted", plan.preempted),
                                ("batch of several", len(plan.requests) > 1),
                                ("prefix hit", self.scheduler.cache.stats.hits > hits),
@@ -434,9 +500,11 @@ class ServingMachine(RuleBasedStateMachine):
     @invariant()
     def pool_is_conserved(self):
         self.scheduler.check_invariants()
+        if self.chip is not None:
+            self.chip.check_pool()
 
     def teardown(self):
-        run_checked(self.scheduler)
+        run_checked(self.scheduler, chip=self.chip)
         assert_equals_solo(self.programs, self.scheduler)
         assert_pool_drained(self.scheduler)
 

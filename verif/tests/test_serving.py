@@ -6,26 +6,56 @@ two shared system prompts, staggered arrivals) runs with W = 8 through one page-
 scoreboard compares every batched run with its one prediction, the agent checks the pool after
 every step (verif/serving_pool.py). A pool of 16 pages of 4 rows makes a batch of 8 preempt and
 evict. The batch sweep (Verilator) measures tokens per 1,000 cycles on the RTL counters.
+
+Both gather modes run: host gather (the agent copies each request's cached rows into its slot)
+and chip gather (the agent writes each request's block table; the chip reads and writes the
+pool in its memory, checked word for word after every step). Either way every request's tokens
+are host gather's on the reference machine (Scheduler.run_on_reference).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from model.host import GATHER_MODES
 from sim.toolchain import SIMULATORS
 from verif.launch import chip_build, run_serving
 from verif.plans import SERVING_BATCHES, serving_spec
+from verif.serving_spec import ServingSpec
+
+_REFERENCE: dict[tuple, dict[str, list[int]]] = {}
+
+
+def reference_tokens(spec: ServingSpec) -> dict[str, list[int]]:
+    """Every request's generated tokens, host gather on the reference machine (one per spec)."""
+    key = (spec.batch_size, spec.window, spec.page_size, spec.n_pages, spec.rule)
+    if key not in _REFERENCE:
+        finished = spec.scheduler().run_on_reference()
+        _REFERENCE[key] = {str(rid): f.generated for rid, f in finished.items()}
+    return _REFERENCE[key]
+
+
+def check_run(result: dict, spec: ServingSpec) -> dict:
+    """What every serving run must show: all requests done, every run compared once, the
+    tokens host gather's; in chip gather the host wrote block tables, never a row."""
+    serving = result["serving"]
+    assert serving["requests"] == 24 and serving["gather"] == spec.gather
+    assert result["steps_checked"] == serving["chip_runs"] == result["reference_runs"]
+    assert serving["generated"] == reference_tokens(spec)
+    covered = result["coverage"]["summary"]
+    assert covered["serving.batch_cg.gather_mode"]["covered"] == 1  # this run's mode
+    return serving
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("gather", GATHER_MODES)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_serving_workload(sim, seed):
+def test_serving_workload(sim, gather, seed):
     """B = 8 over 16 pages: every run exact, pool checked every step, preemptions and hits."""
-    result = run_serving(chip_build(sim), serving_spec(8), seed).raise_if_failed()
-    serving = result["serving"]
-    assert serving["requests"] == 24
-    assert result["steps_checked"] == serving["chip_runs"] == result["reference_runs"]
+    spec = serving_spec(8, gather)
+    result = run_serving(chip_build(sim), spec, seed).raise_if_failed()
+    serving = check_run(result, spec)
     assert serving["preemptions"] > 0 and serving["prefix_hits"] > 0 and serving["evictions"] > 0
     covered = result["coverage"]["summary"]
     for point in ("preemption", "admission_refused", "prefix_hit", "eviction", "pool_exhausted"):
@@ -34,11 +64,11 @@ def test_serving_workload(sim, seed):
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("gather", GATHER_MODES)
 @pytest.mark.parametrize("batch", [b for b in SERVING_BATCHES if b != 8],
                          ids=lambda b: f"B{b}")
-def test_serving_batch_sweep(batch, seed):
+def test_serving_batch_sweep(batch, gather, seed):
     """B = 1, 2, 4 on Verilator (B = 8 is the workload test): the same requests all finish."""
-    result = run_serving(chip_build("verilator"), serving_spec(batch), seed).raise_if_failed()
-    serving = result["serving"]
-    assert serving["requests"] == 24 and serving["peak_running"] <= batch
-    assert result["steps_checked"] == serving["chip_runs"] == result["reference_runs"]
+    spec = serving_spec(batch, gather)
+    result = run_serving(chip_build("verilator"), spec, seed).raise_if_failed()
+    assert check_run(result, spec)["peak_running"] <= batch

@@ -7,12 +7,14 @@ Stages, each timed:
 2. software checks and decodes: one pytest-xdist session of the `chapter` suite
    (scripts/suites.py): model/tests, the 32-step decodes with W = None, 8, 4 and the RTL
    exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks), the chapter's decodes in
-   chip-gather mode (the chip reads the pool through block tables) and the serving workload
-   (B = 8 on both simulators, B = 1, 2, 4 on Verilator), the scoreboard checking every run;
+   chip-gather mode (the chip reads the pool through block tables) and the serving workload in
+   both gather modes (B = 8 on both simulators, B = 1, 2, 4 on Verilator), the scoreboard
+   checking every run;
 3. examples A and B (scripts/example_a.py, scripts/example_b.py): the paged cache event by
    event, and what paging, sharing and windows buy;
 4. exercises (scripts/exercises.py): the chapter's four exercises as tables, out/exercises.json;
-5. serving (scripts/serving_report.py): the workload's batch sweep on the RTL, out/serving.json;
+5. serving (scripts/serving_report.py): the workload's batch sweep on the RTL in host and chip
+   gather, out/serving.json;
 6. mutation runs: the host's mutants (scripts/mutate.py), then a fixed, seeded sample of
    the RTL mutants (scripts/rtl_mutants.py --sample, into out/mutants_sample/);
 7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/

@@ -91,6 +91,14 @@ SUITES: dict[str, list[Entry]] = {
         Entry("model/tests"),
         Entry("scripts/tests"),
     ],
+    "code-coverage": [  # Verilator line/branch/toggle closure (verif/TESTPLAN.md, "Code coverage"):
+        # CODE_COVERAGE=1 make regress SUITE=code-coverage; python -m verif.code_coverage --check
+        Entry(BLOCKS, sims=("verilator",), seeds=1),
+        Entry(f"{CHIP}::test_random_programs_match_the_reference_machine", sims=("verilator",),
+              seeds=1),
+        Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
+              sims=("verilator",), seeds=1),
+    ],
     "selftest": [  # a quick suite for the sharding test (scripts/tests/test_regress_scale.py)
         Entry(f"{SCALE}::test_a_shard_is_i_of_n"),
         Entry(f"{SCALE}::test_shards_are_deterministic_and_balanced"),

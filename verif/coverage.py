@@ -6,7 +6,8 @@ Five covergroups (cocotb-coverage trie nodes), each sampled by one subscriber:
 * ``decode.page_cg``   the paged cache, one sample per page-table operation
 * ``decode.chip_cg``   chip side, one sample per run, from what the RTL reported after done:
                        its status and its event counters (hw/ISA.md, "Counters"), nothing else
-* ``serving.batch_cg`` serving, one sample per batched chip run as driven (batch size)
+* ``serving.batch_cg`` serving, one sample per batched chip run as driven (batch size, gather
+                       mode: the host copied the rows, or the chip read them through tables)
 * ``serving.pool_cg``  serving, one sample per scheduler operation (preemption, refusal,
                        prefix-cache hit and eviction, pool exhausted); serving shares full pages
                        only, so its appends never copy (decode.page_cg.cow_copy covers it)
@@ -24,8 +25,10 @@ from itertools import pairwise
 
 from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
+from model.host import GATHER_MODES
 from model.isa import ErrorCode, Op
 from verif.chip_monitor import ChipObservation
+from verif.chip_step_item import ChipBatchStepItem
 from verif.page_op_item import PageOp, PageOpItem
 from verif.step_item import StepItem
 
@@ -195,10 +198,15 @@ def cover_window_full(sample: StepSample) -> None:
 # ---- decode.page_cg: the paged cache -------------------------------------------------------
 
 
+# PLAN and COMMIT carry what the scheduler did: serving.pool_cg samples them, never page_cg
+PAGE_CG_OPS = [op.value for op in PageOp if op not in (PageOp.PLAN, PageOp.COMMIT)]
+
+
 @on_page_op
-@CoverPoint("decode.page_cg.op", xf=lambda s: s.kind, bins=[op.value for op in PageOp])
+@CoverPoint("decode.page_cg.op", xf=lambda s: s.kind, bins=PAGE_CG_OPS)
 def cover_page_op(sample: PageSample) -> None:
-    """Every operation: configure, new, gather, append, trim, fork, release."""
+    """Every operation but serving's PLAN and COMMIT: configure, new, gather, append, trim,
+    fork, release, serve, view, fill."""
 
 
 @on_page_op
@@ -316,10 +324,11 @@ class BatchSample:
     """One batched chip run as driven."""
 
     batch: int
+    gather: str  # model.host.GATHER_MODES: who moved the cached rows
 
     @classmethod
     def of(cls, item) -> BatchSample:
-        return cls(item.batch)
+        return cls(item.batch, "chip" if isinstance(item, ChipBatchStepItem) else "host")
 
 
 @dataclass
@@ -345,6 +354,13 @@ class ServingSample:
             **ranges((1, 1), (2, 2), (3, 4), (5, 7), (8, 8)))
 def cover_batch_size(sample: BatchSample) -> None:
     """Chip runs of one request up to a full batch of eight."""
+
+
+@on_batch
+@CoverPoint("serving.batch_cg.gather_mode", xf=lambda s: s.gather, bins=list(GATHER_MODES),
+            bins_labels=["host gather (rows copied)", "chip gather (block tables read)"])
+def cover_gather_mode(sample: BatchSample) -> None:
+    """Batched runs whose rows the host copied, and runs that read the pool themselves."""
 
 
 @on_serving

@@ -35,9 +35,37 @@ def merge(runs: Path) -> dict:
     files = passing_runs(runs)
     if not files:
         raise SystemExit(f"no coverage.yml under {runs}: run `make test` (or pytest) first")
-    database = merge_files(files, MERGED)
-    print(f"merged {len(files)} runs into {MERGED}")
+    current, stale = current_model(files)
+    if stale:
+        print(f"skipped {len(stale)} runs recorded with an older coverage model (other points "
+              f"or bins), for example {stale[0]}: re-run their tests to count them")
+    database = merge_files(current, MERGED)
+    print(f"merged {len(current)} runs into {MERGED}")
     return database
+
+
+def current_model(files: list[str]) -> tuple[list[str], list[str]]:
+    """(files, stale files): the runs whose bins match those of the newest run's points.
+
+    cocotb-coverage cannot merge a point whose bins changed (a run kept from before a coverage
+    point was edited), so such runs are left out, and said so, rather than failing the merge.
+    """
+    bins = {path: bin_names(path) for path in files}
+    newest = max(files, key=lambda path: Path(path).stat().st_mtime)
+    matches = [path for path in files if compatible(bins[path], bins[newest])]
+    return matches, [path for path in files if path not in matches]
+
+
+def bin_names(path: str) -> dict[str, tuple[str, ...]]:
+    """Each point of a coverage file and its bins' names."""
+    database = yaml.safe_load(Path(path).read_text()) or {}
+    return {name: tuple(map(str, entry.get("bins:_hits", {})))
+            for name, entry in database.items()}
+
+
+def compatible(points: dict[str, tuple[str, ...]], model: dict[str, tuple[str, ...]]) -> bool:
+    """Every point both files have has the same bins (a run need not sample every point)."""
+    return all(points[name] == model[name] for name in points.keys() & model.keys())
 
 
 def merge_files(files: list[str], merged: Path) -> dict:

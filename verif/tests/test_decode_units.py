@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from model.compiler import Layout
 from model.host import decode
 from model.tiny_lm import make_model
 from sim.mutation import check_applies
+from verif.coverage_report import current_model
 from verif.decode_checks import (
     DecodeFacts,
     cycle_problems,
@@ -76,3 +80,20 @@ def test_each_rtl_mutant_changes_exactly_one_line_of_a_copy(name, tmp_path):
     broken = next(p for p in sources if p.as_posix().endswith(mutant.path))
     assert tmp_path in broken.parents  # the working tree is untouched
     assert mutant.mutated in broken.read_text()
+
+
+def test_the_coverage_merge_leaves_out_runs_of_an_older_coverage_model(tmp_path):
+    """A run recorded before a point's bins changed cannot be merged: it is set apart."""
+    def run(name: str, points: dict[str, dict[str, int]], age: float) -> str:
+        path = tmp_path / name / "coverage.yml"
+        path.parent.mkdir()
+        path.write_text("".join(f"{point}:\n  bins:_hits:\n"
+                                + "".join(f"    {b}: {n}\n" for b, n in bins.items())
+                                for point, bins in points.items()))
+        os.utime(path, (time.time() - age, time.time() - age))
+        return str(path)
+
+    old = run("old", {"g.op": {"new": 1, "plan": 0}, "g.size": {"1": 2}}, age=60)
+    new = run("new", {"g.op": {"new": 3}, "g.size": {"1": 0}}, age=0)
+    partial = run("partial", {"g.size": {"1": 1}, "g.mode": {"chip": 1}}, age=30)
+    assert current_model([old, new, partial]) == ([new, partial], [old])

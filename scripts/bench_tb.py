@@ -14,14 +14,18 @@ compares memory and counters in Verilog with no Python at run time. Reported, fr
 * the part of the environment's per-step time that is the host compiling each decode's programs
   (calibration and one program per context size, done by every DecodeSeq inside the
   environment's timer; the replay's programs are compiled before it starts), timed here in this
-  process, and the ratio without it.
+  process the way the environment does it (verif.decode_seq.compile_programs: the calibration
+  comes from its cache in build/, which the environment's run has just filled), and the ratio
+  without it.
 
-Run from the repository root: ``python -m scripts.bench_tb`` (about a minute; builds first).
-Writes ``out/bench_tb.json``.
+Run from the repository root: ``python -m scripts.bench_tb`` (about a minute; builds first);
+``--sim verilator`` (or ``icarus``) measures one simulator only. Writes ``out/bench_tb.json``
+(with ``--sim``, ``out/bench_tb_<sim>.json``, so a partial run never replaces the full table).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -31,14 +35,14 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model import machine
-from model.compiler import calibrate
-from model.host import ProgramCache, decode
+from model.host import decode
 from model.isa import ChipConfig
 from model.step_rule import context_size
 from model.tiny_lm import make_model
 from scripts._common import REPO_ROOT, write_json
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
+from verif.decode_seq import compile_programs
 from verif.launch import chip_build, run_decode
 from verif.plans import CHAPTER_WINDOWS, chapter_spec
 
@@ -114,8 +118,7 @@ def compile_seconds() -> float:
     """The plan's host compile (calibration, one program per context size), as the env does it."""
     started = time.perf_counter()
     for spec in PLAN:
-        model = make_model(spec.model, spec.model_seed)
-        programs = ProgramCache(model, calibrate(model, spec.steps, spec.window))
+        programs = compile_programs(spec)
         for step in range(1, spec.steps + 1):
             programs.get(context_size(step, spec.window))
     return time.perf_counter() - started
@@ -146,11 +149,17 @@ def print_table(rows: list[Row]) -> None:
         print(f"  {r.sim:<10} {parts}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sim", choices=SIMULATORS, action="append",
+                        help="measure only this simulator (repeatable; default: all)")
+    args = parser.parse_args(argv)
+    sims = args.sim or list(SIMULATORS)
     records = replay_records()
-    rows = [measure(sim, records) for sim in SIMULATORS]
+    rows = [measure(sim, records) for sim in sims]
     print_table(rows)
-    path = write_json("bench_tb.json", [{**asdict(r), "ratio_step": r.ratio_step,
+    name = "bench_tb.json" if args.sim is None else f"bench_tb_{'_'.join(sims)}.json"
+    path = write_json(name, [{**asdict(r), "ratio_step": r.ratio_step,
                                          "ratio_step_without_compile":
                                              r.ratio_step_without_compile,
                                          "ratio_process": r.ratio_process} for r in rows])

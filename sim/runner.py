@@ -43,6 +43,12 @@ VERILATOR_SINGLE_UNIT = ("--output-split", "0", "--output-split-cfuncs", "0")
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
 COVERAGE_FILE = "coverage.dat"
 COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
+# cocotb installs pytest's assertion rewriting for every module imported after it starts ("*.py"
+# by default: numpy, pyuvm, yaml...), and with PYTHONDONTWRITEBYTECODE nothing rewritten is
+# cached, so each run parsed and recompiled them all: about 0.8 s of a 2 s decode run on
+# Verilator (scripts/bench_tb.py). Only the project's own modules are rewritten (every cocotb
+# test module is one of them); a COCOTB_REWRITE_ASSERTION_FILES in the environment wins.
+REWRITE_ASSERTION_FILES = "model/*.py sim/*.py verif/*.py scripts/*.py"
 
 
 class BuildFailed(RuntimeError):
@@ -262,7 +268,10 @@ def run_test(
     if b.coverage:
         # cocotb's Verilator main writes it at the end of the run, where this plusarg says.
         plusargs.append(f"+verilator+coverage+file+{coverage_path}")
-    env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed), **(extra_env or {})}
+    env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed),
+           "COCOTB_REWRITE_ASSERTION_FILES": os.environ.get("COCOTB_REWRITE_ASSERTION_FILES",
+                                                            REWRITE_ASSERTION_FILES),
+           **(extra_env or {})}
     sim_error: BaseException | None = None
     try:
         get_runner(b.sim).test(

@@ -1,9 +1,11 @@
 """The chip agent: sequencer, driver and the two monitors of one chip_harness.
 
 The monitors are always built: `monitor` (ChipMonitor: status, counters and outputs after each
-done) and `write_monitor` (ExtWriteMonitor: every word written on the memory port, a cocotb-bus
-BusMonitor). The sequencer and the driver only when the agent is active (ConfigDB `is_active`),
-so a passive agent observes a chip someone else drives.
+done) and `write_monitor` (ExtWriteMonitor: every word written on the memory port, from the
+harness's write log, which the chip monitor has it read after each done, before the run's
+observation goes out; else a cocotb-bus BusMonitor). The sequencer and the driver only when
+the agent is active (ConfigDB `is_active`), so a passive agent observes a chip someone else
+drives.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class ChipAgent(uvm_agent):
             self.driver = ChipDriver("driver", self)
 
     def connect_phase(self) -> None:
+        self.monitor.write_monitor = self.write_monitor
         if self.active():
             self.driver.seq_item_port.connect(self.sequencer.seq_item_export)
             self.monitor.ap.connect(self.driver.observations.analysis_export)

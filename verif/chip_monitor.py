@@ -2,8 +2,11 @@
 
 One trigger per run (the rising edge of done), then one backdoor read of the status, the cycle
 and event counters (what the chip-side coverage samples) and the output region: the only place
-the testbench reads the chip's status. An X or Z is not raised here, where the step is unknown:
-it travels in the observation, and the scoreboard raises it as UnknownValue with its step.
+the testbench reads the chip's status. Just before it publishes the run, it has the agent's write
+monitor publish the run's writes (verif/ext_write_monitor.py's `publish_run`), so that the
+scoreboard holds every write of a run when the run's observation arrives. An X or Z is not
+raised here, where the step is unknown: it travels in the observation, and the scoreboard
+raises it as UnknownValue with its step.
 
 Everything in a ChipObservation comes from the RTL after done; nothing comes from the reference
 model or is inferred from the program, so a chip-side coverage hole means the hardware did not
@@ -67,6 +70,7 @@ class ChipMonitor(uvm_monitor):
     def build_phase(self) -> None:
         self.cfg: DecodeEnvConfig = ConfigDB().get(self, "", CFG_KEY)
         self.ap = uvm_analysis_port("ap", self)
+        self.write_monitor = None  # the agent's ExtWriteMonitor, set in its connect_phase
 
     @recording_failures
     async def run_phase(self) -> None:
@@ -74,6 +78,8 @@ class ChipMonitor(uvm_monitor):
         while True:
             await RisingEdge(done)
             await ReadOnly()
+            if self.write_monitor is not None:
+                self.write_monitor.publish_run()
             with PROFILE.section("chip_monitor"):
                 observation = self.observe()
             self.ap.write(observation)

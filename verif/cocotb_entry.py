@@ -18,7 +18,7 @@ from pyuvm import uvm_root
 
 from model import machine
 from verif import coverage
-from verif.profiling import PROFILE
+from verif.profiling import PROFILE, cprofile_from_environment
 from verif.run_record import RunRecorder
 
 
@@ -69,7 +69,7 @@ async def run_uvm_test(cls) -> None:
     started = time.perf_counter()
     fallback = RunRecorder(Path(os.environ.get("TB_RUN_DIR", os.getcwd())), cls.__name__)
     status = "failed"
-    with ReferenceRuns() as reference:
+    with ReferenceRuns() as reference, cprofile_from_environment():
         try:
             await uvm_root().run_test(cls)
             status = "passed"

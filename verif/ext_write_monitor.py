@@ -1,23 +1,22 @@
 """The chip agent's write monitor: every word the chip writes to its external memory.
 
-`ExtWriteBusMonitor` is a cocotb-bus `BusMonitor` on chip_harness's memory port (the `mem_*`
-ports between chip_top and ext_mem: mem_req, mem_we, mem_addr, mem_wdata). A word is written in
-each cycle that has both req and we high (hw/tb/ext_mem.v stores it at the rising edge that ends
-the cycle); the monitor makes one `MemWrite` of it. `ExtWriteMonitor` is the uvm_monitor around
-it: each write goes out of its analysis port to the scoreboard, which takes all the writes it
-holds when the run's done arrives (they all happened in earlier cycles) and compares them with
-the words the reference machine's STOREs wrote.
+A word is written in each cycle that has both req and we of chip_harness's memory port high
+(the `mem_*` ports between chip_top and ext_mem; hw/tb/ext_mem.v stores it at the rising edge
+that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one `MemWrite` per word, in bus
+order, on its analysis port; the scoreboard takes all the writes it holds when the run's done
+arrives and compares them with the words the reference machine's STOREs wrote.
 
-Cost. A BusMonitor's Python runs on clock edges; here only while the write strobe is high. The
-chip writes only during STORE (hw/rtl/dma.v: one word a cycle, we held high for the whole
-transfer), so the monitor sleeps on the rising edge of mem_we, then wakes on each falling clock
-edge until we falls: one wake per word written plus two per STORE, none in the other cycles of
-a run (a decode step of the tiny model writes 33 words in 4 STOREs, in a run of 1,400 to 3,900
-cycles). Measured on the chapter's 96 steps (scripts/bench_tb.py's plan): about 0.65 ms a step
-on Verilator (some 14% of its 4.6 ms), nothing measurable on Icarus (about 100 ms a step); the
-Python of the samples is the profile's `write_monitor` section, the rest is the wakes. The
-falling edge is mid-cycle, where every value has settled on both simulators; a read at the
-rising edge sees the values before or after that edge's updates depending on the simulator.
+Where the writes come from. The harness of verif/launch.py's builds (CHIP_HARNESS_RECORD) logs
+every write in HDL (chip_harness.v: `wlog`, `wlog_count`); the chip monitor has this monitor
+read the run's new entries once, after done and before it publishes the run's observation
+(`publish_run`), so a run's writes always reach the scoreboard before its observation, and
+`extract_phase` publishes any write made after the last run (the scoreboard's check_phase
+fails on it). Nothing runs in Python while the chip writes. Without the log (a harness built
+without the define) `ExtWriteBusMonitor`, a cocotb-bus `BusMonitor` on the same four ports,
+samples each write mid-cycle as it happens: it sleeps on the rising edge of mem_we, then wakes
+on each falling clock edge until we falls. Measured on the chapter's 96 steps
+(scripts/bench_tb.py's plan) on Verilator: the bus monitor's wakes cost about 0.5 ms a decode
+step (a step writes 33 words in 4 STOREs); reading the log, about 0.1 ms.
 """
 
 from __future__ import annotations
@@ -81,27 +80,69 @@ class ExtWriteBusMonitor(BusMonitor):
                         self._recv(self._sample())
 
     def _sample(self) -> MemWrite:
-        address, data = str(self.bus.addr.value), str(self.bus.wdata.value)
-        try:
-            return MemWrite(int(address, 2), int(data, 2))
-        except ValueError:
-            return MemWrite(0, 0, unknown=f"mem_addr {address}, mem_wdata {data}")
+        return write_of(str(self.bus.addr.value), str(self.bus.wdata.value))
+
+
+class WriteLogOverflow(AssertionError):
+    """More writes in one run than the harness's log keeps: they cannot all be checked."""
+
+
+def write_of(address: str, data: str) -> MemWrite:
+    """A MemWrite from the binary strings of the address and the data (X or Z: unknown)."""
+    try:
+        return MemWrite(int(address, 2), int(data, 2))
+    except ValueError:
+        return MemWrite(0, 0, unknown=f"mem_addr {address}, mem_wdata {data}")
 
 
 class ExtWriteMonitor(uvm_monitor):
     """Publishes one MemWrite per word the chip writes to external memory (analysis port `ap`).
 
-    The cocotb-bus monitor starts in run_phase, before the test's reset ends and long before
-    the first STORE, and runs until the simulation ends.
+    From the harness's write log (`publish_run`, called by the chip monitor after each done;
+    `extract_phase`), else from a cocotb-bus monitor started in run_phase, before the test's
+    reset ends and long before the first STORE, running until the simulation ends.
     """
 
     def build_phase(self) -> None:
         self.cfg: DecodeEnvConfig = ConfigDB().get(self, "", CFG_KEY)
         self.ap = uvm_analysis_port("ap", self)
         self.bus_monitor: ExtWriteBusMonitor | None = None
+        self.published = 0  # log entries published so far (the log counts from reset)
+
+    @property
+    def reads_log(self) -> bool:
+        return self.cfg.bfm.records
 
     @recording_failures
     async def run_phase(self) -> None:
+        if self.reads_log:
+            return
         dut = self.cfg.bfm.dut
         self.bus_monitor = ExtWriteBusMonitor(dut, MEM_BUS, dut.clk, callback=self.ap.write,
                                               case_insensitive=False)
+
+    def publish_run(self) -> None:
+        """Publish every write logged since the last call (a run has ended: done is high).
+
+        Nothing to do with the bus monitor, which published each write as it happened.
+        """
+        if not self.reads_log:
+            return
+        with PROFILE.section("write_monitor"):
+            bfm = self.cfg.bfm
+            count = bfm.write_count()
+            new = count - self.published
+            if new > bfm.wlog_words:
+                raise WriteLogOverflow(
+                    f"write monitor: the chip wrote {new} words since the last run ended, more "
+                    f"than the harness's log keeps ({bfm.wlog_words}): they cannot all be checked"
+                    f"\n{self.cfg.where()}")
+            writes = [write_of(address, data)
+                      for address, data in bfm.read_write_log(self.published, new)]
+            self.published = count
+        for write in writes:
+            self.ap.write(write)
+
+    def extract_phase(self) -> None:
+        """Writes made after the last run ended (the scoreboard's check_phase refuses them)."""
+        self.publish_run()

@@ -37,3 +37,31 @@ class Profile:
 
 
 PROFILE = Profile()  # one per simulator process, like cocotb itself
+
+
+PROFILE_ENV = "TB_CPROFILE"  # a path: the run's cProfile statistics are written there
+
+
+@contextmanager
+def cprofile_from_environment() -> Iterator[None]:
+    """cProfile the block when TB_CPROFILE names a file (pstats format); else do nothing.
+
+    For finding where a cocotb run's Python time goes: the simulator calls back into Python on
+    the one thread, so the profile sees every callback's Python (the simulator's own time falls
+    between the profiled calls). Read it with ``python -m pstats FILE``.
+    """
+    import os
+
+    path = os.environ.get(PROFILE_ENV)
+    if not path:
+        yield
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        yield
+    finally:
+        profiler.disable()
+        profiler.dump_stats(path)

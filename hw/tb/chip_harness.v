@@ -11,6 +11,17 @@
 // own clock, a 10 ns period (verif/chip_bfm.py's CLOCK_NS), and clk is an internal register, not
 // a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
 // Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
+//
+// With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/launch.py, not replay_tb.v),
+// the harness also keeps, for the testbench to read after done instead of a Python callback
+// per cycle (verif/ext_write_monitor.py, verif/chip_bfm.py):
+//   * a write log: every cycle with mem_req and mem_we both 1 (exactly 1: an X or Z strobe
+//     writes nothing, as in ext_mem.v) appends {mem_addr, mem_wdata} at the rising edge that
+//     ends the cycle (the edge ext_mem.v stores it at) to wlog[wlog_count % WLOG_WORDS], and
+//     wlog_count (free-running from reset) counts every write ever made;
+//   * a cycle watchdog: watchdog_limit (set by the testbench before start) cycles after start,
+//     while done is low, watchdog_expired rises; start clears it.
+// HDL_RECORD tells a testbench which way it was built.
 module chip_harness #(
     parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // chip_top parameters, see hw/ISA.md
     parameter K_MAX      = `K_MAX_DEFAULT,
@@ -51,6 +62,41 @@ localparam [0:0] HDL_CLOCK = 1'b0;
 
 // HDL_CLOCK is for the testbench (verif/chip_bfm.py's hdl_clock), not for the HDL
 wire unused_hdl_clock = HDL_CLOCK;
+
+`ifdef CHIP_HARNESS_RECORD
+localparam [0:0] HDL_RECORD = 1'b1;
+localparam WLOG_WORDS = 1024;   // writes kept: the most one run may make (the monitor checks)
+
+reg [47:0] wlog [0:WLOG_WORDS-1];    // {mem_addr, mem_wdata} of each write, in bus order
+reg [31:0] wlog_count;
+always @(posedge clk) begin
+    if (rst) begin
+        wlog_count <= 32'd0;
+    end else if (mem_req === 1'b1 && mem_we === 1'b1) begin
+        wlog[wlog_count % WLOG_WORDS] <= {mem_addr, mem_wdata};
+        wlog_count <= wlog_count + 32'd1;
+    end
+end
+
+reg [31:0] watchdog_limit;
+reg [31:0] watchdog_cycles;
+reg        watchdog_expired;
+initial watchdog_limit = 32'd0;
+always @(posedge clk) begin
+    if (rst || start) begin
+        watchdog_cycles  <= 32'd0;
+        watchdog_expired <= 1'b0;
+    end else if (done !== 1'b1 && !watchdog_expired) begin
+        watchdog_cycles <= watchdog_cycles + 32'd1;
+        if (watchdog_cycles + 32'd1 >= watchdog_limit)
+            watchdog_expired <= 1'b1;
+    end
+end
+`else
+localparam [0:0] HDL_RECORD = 1'b0;
+`endif
+
+wire unused_hdl_record = HDL_RECORD;
 
 chip_top #(
     .ARRAY_N    (ARRAY_N),

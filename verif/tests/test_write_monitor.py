@@ -20,7 +20,13 @@ from model.host import decode
 from model.isa import Op
 from model.tiny_lm import DIM, VOCAB, make_model
 from verif.compare import first_write_difference
-from verif.ext_write_monitor import MemWrite, final_values, unknown_write
+from verif.ext_write_monitor import (
+    ExtWriteMonitor,
+    MemWrite,
+    WriteLogOverflow,
+    final_values,
+    unknown_write,
+)
 from verif.launch import chip_build, run_decode
 from verif.plans import SHORT_PLAN
 from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
@@ -140,3 +146,70 @@ def test_a_store_of_one_word_more_is_a_stray_write(tmp_path, seed):
             f"the reference machine wrote nothing there, the chip wrote {value:#010x}") in report
     assert re.search(r"also: counter dma: expected (\d+), got (\d+)", report), report
     assert f"seed: {seed}" in report and "re-run with waves:" in report
+
+
+# ---- the harness's write log, read after done (no simulator: a stand-in for the BFM) ------------
+
+
+class LoggedBfm:
+    """The BFM's view of chip_harness's write log: a ring of `wlog_words` entries."""
+
+    records = True
+
+    def __init__(self, writes: list[tuple[int, int]], wlog_words: int = 4):
+        self.writes, self.wlog_words = writes, wlog_words
+
+    def write_count(self) -> int:
+        return len(self.writes)
+
+    def read_write_log(self, first: int, count: int) -> list[tuple[str, str]]:
+        assert count <= self.wlog_words, "the ring no longer holds these entries"
+        return [(f"{a:016b}", f"{d:032b}") for a, d in self.writes[first:first + count]]
+
+
+class LogReader:
+    """What ExtWriteMonitor.publish_run reads and writes: its config, count and port."""
+
+    reads_log = True
+    publish_run = ExtWriteMonitor.publish_run
+
+    def __init__(self, bfm: LoggedBfm):
+        self.cfg = type("Cfg", (), {"bfm": bfm, "where": lambda self: "(step, seed, waves)"})()
+        self.published, self.sent = 0, []
+        self.ap = type("Port", (), {"write": lambda port, write: self.sent.append(write)})()
+
+
+def test_each_run_publishes_the_writes_logged_since_the_last_in_bus_order():
+    bfm = LoggedBfm([(10, 1), (11, 2)])
+    reader = LogReader(bfm)
+    reader.publish_run()
+    bfm.writes += [(12, 3), (10, 4), (13, 5)]  # the next run
+    reader.publish_run()
+    ExtWriteMonitor.publish_run(reader)  # a run that wrote nothing
+    assert [(w.address, w.value) for w in reader.sent] == [(10, 1), (11, 2), (12, 3), (10, 4),
+                                                           (13, 5)]
+
+
+def test_a_write_after_the_last_run_reaches_the_scoreboard_at_extract():
+    bfm = LoggedBfm([(10, 1)])
+    reader = LogReader(bfm)
+    reader.publish_run()
+    bfm.writes.append((99, 7))  # written after done, no run follows
+    ExtWriteMonitor.extract_phase(reader)
+    assert [(w.address, w.value) for w in reader.sent][-1] == (99, 7)
+
+
+def test_more_writes_than_the_log_keeps_fail_loudly():
+    reader = LogReader(LoggedBfm([(a, a) for a in range(5)], wlog_words=4))
+    with pytest.raises(WriteLogOverflow, match=r"(?s)wrote 5 words .* keeps \(4\).*\(step, seed"):
+        reader.publish_run()
+    assert reader.sent == []
+
+
+def test_an_unknown_logged_write_stays_unknown():
+    bfm = LoggedBfm([])
+    bfm.read_write_log = lambda first, count: [("0" * 16, "x" * 32)]
+    bfm.write_count = lambda: 1
+    reader = LogReader(bfm)
+    reader.publish_run()
+    assert reader.sent[0].unknown and "mem_wdata xxxx" in reader.sent[0].unknown

@@ -433,6 +433,39 @@ def throughput_table(programs: ProgramCache, batches: Sequence[int] = (1, 2, 4, 
             for n in contexts]
 
 
+@dataclass(frozen=True)
+class BatchingCeiling:
+    """How far batching can raise tokens per cycle when every request is at one context.
+
+    A batch shares its projections (one B-row matmul) but runs attention per request, so each
+    request a batch takes adds a fixed number of cycles (measured from B = 4 to B = 8); as B
+    grows the gain over the solo program approaches solo cycles over that marginal cost.
+    """
+
+    context: int
+    solo_cycles: int
+    gain_b8: float  # tokens per 1,000 cycles at B = 8 over the solo program's
+    marginal_cycles: float  # cycles one more request adds to a batch
+
+    @property
+    def limit(self) -> float:
+        """The gain as B grows without bound."""
+        return self.solo_cycles / self.marginal_cycles
+
+
+def batching_ceiling(programs: ProgramCache, contexts: Sequence[int]) -> list[BatchingCeiling]:
+    """The batching gain at B = 8 and its limit, per context, on the reference machine."""
+    ceilings = []
+    for context in contexts:
+        solo = solo_throughput(programs, context)
+        four, eight = measure(programs, 4, context), measure(programs, 8, context)
+        ceilings.append(BatchingCeiling(
+            context, solo.cycles[0],
+            round(eight.tokens_per_kilocycle / solo.tokens_per_kilocycle, 2),
+            (eight.cycles[0] - four.cycles[0]) / 4))
+    return ceilings
+
+
 def format_table(table: list[list[Throughput]]) -> str:
     """Tokens per 1,000 cycles, and the gain over the solo program, one line per context."""
     header = ["context", "solo"] + [f"B={t.batch}" for t in table[0][1:]]

@@ -25,6 +25,7 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot is imported: no display
 import matplotlib.pyplot as plt
 
+from model.batch_compiler import batching_ceiling
 from model.host import GATHER_MODES
 from scripts._common import REPO_ROOT, write_json
 from verif.plans import SERVING_BATCHES, serving_spec
@@ -42,6 +43,7 @@ COST_COLUMNS = (("B", "batch"), ("host cycles", "host_cycles"), ("chip cycles", 
                 ("chip / host", "cycle_ratio"), ("host dma", "host_dma_cycles"),
                 ("chip dma", "chip_dma_cycles"), ("host words", "host_words_host"),
                 ("chip words", "host_words_chip"), ("same tokens", "same_tokens"))
+CEILING_CONTEXTS = (1, 2, 4, 8)  # up to the workload's window (serving_spec's W = 8)
 NOT_IN_ROWS = ("spec", "generated")  # kept in the result files, too long for the table
 
 
@@ -64,6 +66,7 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
         "simulator": SWEEP_SIM, "rows": rows, "missing": missing,
         "spec": serving_spec(8).__dict__ | {"batch_size": "B", "gather": "host or chip"},
         "gather_cost": gather_cost(runs),
+        "ceiling": ceiling(),
     }
     for gather in GATHER_MODES:
         gain = batching_gain(runs, gather)
@@ -80,6 +83,16 @@ def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | Non
     if one is None or eight is None or not one["tokens_per_kilocycle"]:
         return None
     return round(eight["tokens_per_kilocycle"] / one["tokens_per_kilocycle"], 2)
+
+
+def ceiling() -> list[dict[str, Any]]:
+    """The batching gain the chip allows, on the reference machine, at the contexts the
+    workload's window lets a request reach: what the measured gain can be held against."""
+    spec = serving_spec(8)
+    programs = spec.scheduler().programs.solo
+    return [{"context": c.context, "solo_cycles": c.solo_cycles, "gain_b8": c.gain_b8,
+             "marginal_cycles": c.marginal_cycles, "limit": round(c.limit, 2)}
+            for c in batching_ceiling(programs, CEILING_CONTEXTS)]
 
 
 def gather_cost(runs: dict[tuple[str, int], dict]) -> list[dict[str, Any]]:
@@ -122,6 +135,12 @@ def print_table(table: dict[str, Any]) -> str:
         lines.append(" ".join(f"{title:>13s}" for title, _ in COST_COLUMNS))
         lines += [" ".join(f"{row[key]!s:>13s}" for _, key in COST_COLUMNS)
                   for row in table["gather_cost"]]
+    lines.append("   the chip's batching ceiling (reference machine, every request at one "
+                 "context): gain at B = 8, and as B grows without bound (attention runs per "
+                 "request)")
+    lines += [f"      context {c['context']:>2}: B = 8 {c['gain_b8']}x, limit {c['limit']}x "
+              f"(solo {c['solo_cycles']} cycles, {c['marginal_cycles']:.0f} more per request)"
+              for c in table["ceiling"]]
     lines.append(f"   B = 8 on Icarus and Verilator, both gather modes: the same chip cycles "
                  f"and tokens {table['b8_simulators_agree']}")
     text = "\n".join(lines)

@@ -8,6 +8,7 @@ Cycle counts are closed-form functions of the programs, so the throughput checks
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from model.batch_compiler import (
     BATCH_MAX,
     BatchLayout,
     BatchProgramCache,
+    batching_ceiling,
     compile_batch,
     main,
     measure,
@@ -163,6 +165,23 @@ def test_throughput_grows_with_the_batch(programs):
         assert rates == sorted(rates) and len(set(rates)) == 4
     short = [measure(programs, b, 1).tokens_per_kilocycle for b in (1, 8)]
     assert short[1] / short[0] >= 2.5
+
+
+def test_a_batch_grows_by_a_fixed_cost_per_request_and_per_tile_row(programs):
+    """The ceiling's premise: each request a batch takes adds the same cycles (its attention
+    runs alone), and every ARRAY_N-th one also a tile row of the shared projections; so over a
+    whole tile row a request costs ``marginal_cycles``, and the gain approaches solo / marginal.
+    """
+    n = CFG.array_n
+    for ceiling in batching_ceiling(programs, (1, 8)):
+        cycles = [measure(programs, b, ceiling.context).cycles[0] for b in range(1, 2 * n + 1)]
+        steps = [after - before for before, after in pairwise(cycles)]
+        opens_a_row = [(batch % n) == 0 for batch in range(1, 2 * n)]  # batch -> batch + 1
+        assert len({s for s, new_row in zip(steps, opens_a_row, strict=True) if not new_row}) == 1
+        assert sum(steps[n - 1 :]) / n == ceiling.marginal_cycles
+        assert 1 < ceiling.gain_b8 < ceiling.limit
+    first, eighth = batching_ceiling(programs, (1, 8))
+    assert first.limit > eighth.limit  # a longer context leaves batching less to share
 
 
 def test_main_prints_the_table(capsys):

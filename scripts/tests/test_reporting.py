@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from model.host import GATHER_MODES
 from model.machine import Counters
 from model.tiny_lm import rule_tokens
-from scripts import main_job
+from scripts import main_job, serving_report
 from scripts.chapter_report import (
     ChapterRun,
     StepRow,
@@ -23,7 +24,7 @@ from scripts.regress_plugin import rerun_command
 from scripts.suites import SUITES, Entry
 from sim.runner import Build, default_test_dir, run_folder_name
 from sim.toolchain import SIMULATORS
-from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
+from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, SERVING_BATCHES, chapter_spec, serving_spec
 
 CHAPTER = "verif/tests/test_decode.py::test_chapter_decode"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +161,27 @@ def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path
     assert not ok
     assert note == ("Icarus and Verilator differ: W=8: step 5: counter total: "
                     "icarus 105, verilator 106")
+
+
+def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(monkeypatch):
+    """Runs of every gather mode and B (as the serving tests record them) make the rows, the
+    gains, the gather cost and the ceiling computed on the reference machine."""
+    def serving(gather: str, batch: int) -> dict:
+        cycles = {1: 4000, 2: 3000, 4: 2600, 8: 2500}[batch] * (1.05 if gather == "chip" else 1)
+        measured = {"gather": gather, "chip_cycles": int(cycles), "dma_cycles": 100,
+                    "host_words": 10, "tokens_per_kilocycle": round(1000 / cycles, 4),
+                    "generated": {"r0": [1, 2]}}
+        return {"serving": {key: 0 for _, key in serving_report.COLUMNS} | measured}
+
+    runs = {(sim, serving_spec(b, g).name): serving(g, b) for sim in ("icarus", "verilator")
+            for g in GATHER_MODES for b in SERVING_BATCHES}
+    monkeypatch.setattr(serving_report, "newest_results", lambda names, since: runs)
+    table = serving_report.serving_table()
+    assert table["missing"] == [] and table["b8_simulators_agree"]
+    assert table["gain_b8_over_b1"] == table["gain_b8_over_b1_chip"] == 1.6
+    assert [c["context"] for c in table["ceiling"]] == list(serving_report.CEILING_CONTEXTS)
+    assert all(1 < c["gain_b8"] < c["limit"] for c in table["ceiling"])
+    text = serving_report.print_table(table)
+    assert "batching gain at B = 8 (host gather): 1.6x" in text
+    last = table["ceiling"][-1]
+    assert f"context  8: B = 8 {last['gain_b8']}x, limit {last['limit']}x" in text

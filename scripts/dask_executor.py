@@ -38,7 +38,7 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster, as_completed
 
-from scripts.regress import REPORT_FILES, node_runs
+from scripts.run_folders import REPORT_FILES, node_runs
 from scripts.shards import Node
 from sim.runner import REPO_ROOT
 

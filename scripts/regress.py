@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scripts.regress_plugin import RERUN_HEADING, progress_line, rerun_command
+from scripts.run_folders import FUNCTIONAL_FILE, node_runs
 from scripts.shards import MANIFEST, Manifest, Node, Shard, collect, digest, parse_shard, split
 from scripts.suites import SUITES
-from sim.runner import COVERAGE_FILE, REPO_ROOT, RUNS_ROOT, run_folder_name
+from sim.runner import COVERAGE_FILE, REPO_ROOT, RUNS_ROOT
 from verif.code_coverage import summarize
 from verif.coverage_report import merge_files, to_markdown
 from verif.run_record import RESULT_FILE, read_result
@@ -55,8 +56,6 @@ if TYPE_CHECKING:  # only the Dask path imports distributed (and its dependencie
 OUT = REPO_ROOT / "out"
 COVERAGE_REPORT = OUT / "coverage.md"
 MERGED = OUT / "coverage" / "regress_merged.yml"
-FUNCTIONAL_FILE = "coverage.yml"  # a run's functional coverage database
-REPORT_FILES = ("results.xml", RESULT_FILE, FUNCTIONAL_FILE, COVERAGE_FILE)  # what reports read
 EXECUTORS = ("xdist", "dask")
 NOT_COLLECTED = ("Verilator code coverage: not collected (build without --coverage; "
                  "CODE_COVERAGE=1 collects it)")
@@ -172,16 +171,6 @@ def rerun_commands(cases: list[ET.Element], nodeids: list[str], simulations: set
             seed = {p.get("name"): p.get("value") for p in case.iter("property")}.get("seed")
             commands.append(rerun_command(nodeid, seed, nodeid in simulations))
     return commands
-
-
-def node_runs(nodeids: list[str], since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
-    """Run folders of these tests: named after one of them, written since `since`.
-
-    Both conditions, because other sessions may run in the same working tree meanwhile.
-    """
-    names = {run_folder_name(nodeid) for nodeid in nodeids}
-    return sorted(path.parent for path in runs_root.rglob("results.xml")
-                  if path.parent.parent.name in names and path.stat().st_mtime >= since)
 
 
 def session_runs(junit: Path, since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:

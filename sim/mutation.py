@@ -100,20 +100,22 @@ def check_applies(mutant: Mutant, root: Path = REPO_ROOT) -> None:
         raise MutantDoesNotApply(f"{mutant.name}: the change is not exactly one line: {pairs}")
 
 
-def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str]) -> Path:
-    """Copy ``folders`` (relative to the repository root) under ``workdir``, break the copy.
+def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str],
+          source: Path = REPO_ROOT) -> Path:
+    """Copy ``folders`` (relative to ``source``, the repository root by default) under
+    ``workdir``, break the copy.
 
     Returns the copy's root, laid out like the repository; ``None`` makes an unbroken copy.
     """
     root = Path(workdir) / (mutant.name if mutant else "unbroken")
     shutil.rmtree(root, ignore_errors=True)
     for folder in folders:
-        source = REPO_ROOT / folder
-        if source.is_dir():
-            shutil.copytree(source, root / folder, ignore=IGNORED)
+        origin = source / folder
+        if origin.is_dir():
+            shutil.copytree(origin, root / folder, ignore=IGNORED)
         else:
             (root / folder).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / folder)
+            shutil.copy2(origin, root / folder)
     if mutant is not None:
         check_applies(mutant, root)
         target = root / mutant.path
@@ -123,19 +125,26 @@ def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str]) -> Path:
 
 def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
                 check: Callable[[Mutant | None, Path], Outcome],
-                workers: int = 2) -> tuple[Outcome, list[Outcome]]:
-    """The unbroken copy's outcome, then one outcome per mutant (checked in parallel)."""
+                workers: int = 2, source: Path = REPO_ROOT) -> tuple[Outcome, list[Outcome]]:
+    """The unbroken copy's outcome, then one outcome per mutant (checked in parallel).
+
+    Every copy is made from a snapshot of ``folders`` taken when the run begins, once every
+    mutant is known to apply: an edit to the working tree during a long run changes nothing
+    of it, so no mutant can stop applying halfway.
+    """
     for mutant in mutants:  # every mutant applies before anything runs
-        check_applies(mutant)
+        check_applies(mutant, source)
+    with tempfile.TemporaryDirectory(prefix="mutation-snapshot-") as taken:
+        snapshot = apply(None, Path(taken), folders, source)
 
-    def one(mutant: Mutant | None) -> Outcome:
-        started = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
-            outcome = check(mutant, apply(mutant, Path(tmp), folders))
-        outcome.seconds = time.perf_counter() - started
-        return outcome
+        def one(mutant: Mutant | None) -> Outcome:
+            started = time.perf_counter()
+            with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+                outcome = check(mutant, apply(mutant, Path(tmp), folders, snapshot))
+            outcome.seconds = time.perf_counter() - started
+            return outcome
 
-    unbroken = one(None)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        outcomes = list(pool.map(one, mutants))
+        unbroken = one(None)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(one, mutants))
     return unbroken, outcomes

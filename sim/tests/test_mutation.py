@@ -64,3 +64,21 @@ def test_run_mutants_checks_the_unbroken_copy_and_every_mutant(tmp_path):
     assert unbroken.verdict == Verdict.SURVIVED and [o.verdict for o in outcomes] == [
         Verdict.CAUGHT]
     assert seen == [None, mutant]
+
+
+def test_a_tree_edited_during_the_run_changes_no_copy(tmp_path):
+    """Copies come from a snapshot taken when the run begins: an edit to the tree meanwhile
+    (here, made while the unbroken copy is checked) reaches no mutant's copy."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "x.py").write_text("a = 1\n")
+    mutant = Mutant("two", "pkg/x.py", "a = 1", "a = 2", "a becomes 2")
+    copies = {}
+
+    def check(m, root):
+        (tree / "pkg" / "x.py").write_text("a = 3\n")  # someone edits the working tree
+        copies[m.name if m else "unbroken"] = (root / "pkg" / "x.py").read_text()
+        return Outcome(m.name if m else "unbroken", Verdict.SURVIVED, "")
+
+    run_mutants([mutant], ["pkg"], check, workers=1, source=tree)
+    assert copies == {"unbroken": "a = 1\n", "two": "a = 2\n"}

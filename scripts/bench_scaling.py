@@ -51,6 +51,7 @@ from model.paged import PageTable, pages_for
 from model.step_rule import plan_step, trim_point
 from model.tiny_lm import TinyLM, make_model
 from scripts._common import REPO_ROOT, write_json
+from scripts.figures import plt, save_figure
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
 
@@ -331,11 +332,6 @@ def statements(sweeps: Sweeps) -> list[str]:
 
 def plot(sweeps: Sweeps, path: Path) -> Path:
     """Cycles and ms per step, against context (with the fitted line) and pool size."""
-    import matplotlib  # here, not at the top: the helpers' smoke test needs no plotting
-
-    matplotlib.use("Agg")  # before pyplot is imported: no display
-    import matplotlib.pyplot as plt
-
     figure, axes = plt.subplots(2, 2, figsize=(10, 7))
     contexts, costs = sweeps.contexts, sweeps.context_costs
     fit = linear_fit(contexts, [c.cycles for c in costs])
@@ -361,11 +357,7 @@ def plot(sweeps: Sweeps, path: Path) -> Path:
             axis.set_ylim(0, 1.1 * axis.get_ylim()[1])
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def main() -> None:

@@ -18,11 +18,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot is imported: no display
-import matplotlib.pyplot as plt
-
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -35,6 +30,7 @@ from scripts.example_b import (
     serving_rows,
 )
 from scripts.example_b_part3 import window_accuracy_rows
+from scripts.figures import plt, save_figure
 
 # The chapter's Figure 15.6, as printed: agreement (%) with full attention per window.
 CHAPTER_AGREEMENT = {2: 71.5, 4: 76.2, 8: 82.6, 16: 93.5, 24: 100.0}
@@ -43,14 +39,6 @@ MODELS_DIFFER = (
     "given), so the agreement per window differs by a few points; the shape is the same: "
     "agreement rises with the window and is exact when the window holds the whole context."
 )
-
-
-def _save(figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
 
 
 def window_agreement_comparison(part3: list[dict]) -> dict[str, Any]:
@@ -93,7 +81,7 @@ def window_agreement_plot(part3: list[dict], path: Path) -> Path:
     axes.set_title(f"what a window costs: {comparison['decisions_per_window'][0]} decisions per W")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def batch_vs_context_plot(part4: list[dict], path: Path) -> Path:
@@ -138,7 +126,7 @@ def batch_vs_context_plot(part4: list[dict], path: Path) -> Path:
     )
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def main() -> dict[str, Any]:

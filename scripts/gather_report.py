@@ -20,16 +20,12 @@ import argparse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot is imported: no display
-import matplotlib.pyplot as plt
-
 from model.host import GATHER_MODES, decode
 from model.tiny_lm import make_model
 from scripts._common import REPO_ROOT, write_json
 from scripts.chapter_report import collect_chip_gather_runs, collect_runs, markdown_table
 from scripts.chapter_report import label as window_label
+from scripts.figures import plt, save_figure
 from verif.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
 from verif.run_record import RESULT_FILE
 
@@ -128,11 +124,7 @@ def plot(decodes: list[GatherSteps], path: Path) -> Path:
     for axes in (words_axes, cycles_axes):
         axes.grid(alpha=0.3)
         axes.legend(fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def report(decodes: list[GatherSteps], out: Path) -> str:

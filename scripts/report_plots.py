@@ -9,23 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot is imported: no display
-import matplotlib.pyplot as plt
-
 from scripts.chapter_report import CHAPTER_WINDOWS, ChapterRun, label
+from scripts.figures import plt, save_figure
 
 STYLES = {"icarus": {"linestyle": "-", "linewidth": 2.5, "alpha": 0.6},
           "verilator": {"linestyle": "--", "linewidth": 1.2}}
-
-
-def _save(figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
 
 
 def _per_step(runs: list[ChapterRun], values, ylabel: str, title: str, path: Path) -> Path:
@@ -39,7 +27,7 @@ def _per_step(runs: list[ChapterRun], values, ylabel: str, title: str, path: Pat
     axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def cycles_plot(runs: list[ChapterRun], path: Path) -> Path:
@@ -65,7 +53,7 @@ def memory_plot(part1: list[dict], path: Path) -> Path:
     for axes in (held_axes, waste_axes):
         axes.tick_params(axis="x", labelrotation=30)
     figure.suptitle("example B: contiguous reservation vs pages")
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def sharing_plot(part2: list[dict], path: Path) -> Path:
@@ -81,4 +69,4 @@ def sharing_plot(part2: list[dict], path: Path) -> Path:
     axes.set_ylabel("pages in use")
     axes.set_title("example B: prefix sharing")
     axes.legend(fontsize=8)
-    return _save(figure, path)
+    return save_figure(figure, path)

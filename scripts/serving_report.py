@@ -20,14 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot is imported: no display
-import matplotlib.pyplot as plt
-
 from model.batch_compiler import batching_ceiling
 from model.host import GATHER_MODES
 from scripts._common import REPO_ROOT, write_json
+from scripts.figures import plt, save_figure
 from verif.plans import SERVING_BATCHES, serving_spec
 from verif.run_record import newest_results
 
@@ -162,11 +158,7 @@ def throughput_plot(table: dict[str, Any], path: Path) -> Path:
     axes.set_xticks(list(SERVING_BATCHES))
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def main(argv: list[str] | None = None) -> int:

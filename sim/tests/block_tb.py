@@ -30,9 +30,14 @@ def seed() -> str:
     return os.environ.get("RANDOM_SEED", "(cocotb's own)")
 
 
+def log_seed(dut) -> None:
+    """Log the run's seed, so a failure can be re-run with it."""
+    dut._log.info("RANDOM_SEED=%s", seed())
+
+
 def block_rng(dut) -> random.Random:
     """A generator of its own, drawn from cocotb's seeded `random`; logs the seed once."""
-    dut._log.info("RANDOM_SEED=%s", seed())
+    log_seed(dut)
     return random.Random(random.getrandbits(32))
 
 

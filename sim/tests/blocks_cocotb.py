@@ -10,37 +10,20 @@ RANDOM_SEED; every test logs the seed it ran with.
 from __future__ import annotations
 
 import math
-import os
 import random
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
-CLOCK_NS = 10
+from sim.tests.block_tb import log_seed, start_clock_and_reset
+
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 WORD_MASK = 0xFFFFFFFF
 
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def log_seed(dut) -> None:
-    dut._log.info("RANDOM_SEED=%s", os.environ.get("RANDOM_SEED", "(cocotb's own)"))
-
-
-async def start_clock_and_reset(dut, idle_inputs: dict[str, int], cycles: int = 2) -> None:
-    """Start the clock and reset, with the block's inputs at their idle values."""
-    for name, value in idle_inputs.items():
-        getattr(dut, name).value = value
-    Clock(dut.clk, CLOCK_NS, unit="ns").start()
-    dut.rst.value = 1
-    for _ in range(cycles):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    await RisingEdge(dut.clk)
 
 
 def signed(value: int, bits: int) -> int:

@@ -19,23 +19,18 @@ two agents' sequencers. `fork()` makes a second request that shares this one's p
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Hashable
-from dataclasses import asdict, fields
-from functools import cache
-from pathlib import Path
+from dataclasses import asdict
 
 import numpy as np
 from pyuvm import uvm_sequence, uvm_sequencer
 
-from model.compiler import Calibration, CompiledStep, calibrate
+from model.compiler import CompiledStep
 from model.host import ChipProgramCache, ProgramCache
 from model.isa import ChipConfig, ErrorCode, Op, disassemble, exec_cycles, overhead_cycles
 from model.step_rule import StepPlan, next_input, plan_step
-from model.tiny_lm import TinyLM, make_model
-from sim.runner import BUILD_ROOT
+from model.tiny_lm import make_model
+from verif.calibration_cache import cached_calibration
 from verif.chip_step_item import ChipStepItem
 from verif.decode_spec import DecodeSpec
 from verif.item_sequence import send
@@ -189,55 +184,6 @@ def compile_programs(spec: DecodeSpec) -> ProgramCache | ChipProgramCache:
     if spec.gather == "chip":
         return ChipProgramCache(programs, spec.page_size, spec.n_pages)
     return programs
-
-
-CALIBRATION_DIR = BUILD_ROOT / "calibration"
-MODEL_DIR = Path(__file__).resolve().parents[1] / "model"
-
-
-def cached_calibration(model: TinyLM, steps: int, window: int | None, sinks: int = 0,
-                       cache_dir: Path = CALIBRATION_DIR) -> Calibration:
-    """model.compiler.calibrate's result, kept in ``cache_dir`` across runs and processes.
-
-    Calibration (float decodes from every start token) was most of the host's compile: about
-    1 ms of each decode step on Verilator, paid again by every simulator run. It is a pure
-    function of the model's weights, the arguments and the code of model/ (and numpy's
-    floats), so the file is keyed by a digest of all of them: a change to any of them misses
-    and recalibrates. Stored as JSON (floats round-trip exactly); written atomically, so
-    parallel runs can share the folder.
-    """
-    digest = hashlib.sha256(repr((steps, window, sinks, np.__version__)).encode())
-    for weights in (getattr(model, f.name) for f in fields(model)):
-        digest.update(repr((weights.dtype.str, weights.shape)).encode())
-        digest.update(np.ascontiguousarray(weights).tobytes())
-    digest.update(_model_code_digest())
-    path = cache_dir / f"{digest.hexdigest()[:32]}.json"
-    try:
-        stored = json.loads(path.read_text())
-        return Calibration(shared=stored["shared"],
-                           per_context={int(context): ranges for context, ranges
-                                        in stored["per_context"].items()})
-    except (OSError, ValueError, KeyError):
-        pass
-    calibration = calibrate(model, steps, window, sinks=sinks)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(asdict(calibration)))
-        os.replace(temporary, path)
-    except OSError:  # a read-only tree still runs, it only recalibrates
-        pass
-    return calibration
-
-
-@cache
-def _model_code_digest() -> bytes:
-    """A digest of model/'s sources (read once per process)."""
-    digest = hashlib.sha256()
-    for source in sorted(MODEL_DIR.glob("*.py")):
-        digest.update(source.name.encode())
-        digest.update(source.read_bytes())
-    return digest.digest()
 
 
 def prologue_cycles(program: CompiledStep, cfg: ChipConfig) -> int:

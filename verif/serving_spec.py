@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass
 
 from model.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
 from model.batch_compiler import shared_context_scales
-from model.compiler import calibrate, max_context
+from model.compiler import max_context
 from model.host import GATHER_MODES, ProgramCache
 from model.isa import ChipConfig
 from model.serving import Scheduler
 from model.tiny_lm import make_model
 from model.workloads import serving_requests
+from verif.calibration_cache import cached_calibration
 
 RULES = ("one-page-free", "covers-expected", "watermark")
 
@@ -59,7 +60,8 @@ class ServingSpec:
         """The scheduler this spec describes, every request of the workload submitted."""
         cfg = cfg or ChipConfig()
         model = make_model(self.model, self.model_seed)
-        calibration = shared_context_scales(calibrate(model, max_context(cfg), self.window))
+        calibration = shared_context_scales(cached_calibration(model, max_context(cfg),
+                                                                self.window))
         scheduler = Scheduler(ProgramCache(model, calibration, cfg), n_pages=self.n_pages,
                               page_size=self.page_size, batch_size=self.batch_size,
                               rule=self.admission_rule(), window=self.window,

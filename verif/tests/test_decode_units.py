@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from model.compiler import Layout
+from model.compiler import Layout, calibrate
 from model.host import decode
 from model.tiny_lm import make_model
 from sim.mutation import check_applies
+from verif.calibration_cache import cached_calibration
 from verif.coverage_report import current_model
 from verif.decode_checks import (
     DecodeFacts,
@@ -97,3 +98,15 @@ def test_the_coverage_merge_leaves_out_runs_of_an_older_coverage_model(tmp_path)
     new = run("new", {"g.op": {"new": 3}, "g.size": {"1": 0}}, age=0)
     partial = run("partial", {"g.size": {"1": 1}, "g.mode": {"chip": 1}}, age=30)
     assert current_model([old, new, partial]) == ([new, partial], [old])
+
+
+def test_a_cached_calibration_is_the_calibration_and_a_changed_argument_misses(tmp_path):
+    """The disk cache returns exactly what calibrate returns; another window is another file."""
+    model = make_model("structured", 0)
+    fresh = calibrate(model, 6, 4)
+    first = cached_calibration(model, 6, 4, cache_dir=tmp_path)
+    assert first == fresh and len(list(tmp_path.glob("*.json"))) == 1
+    assert cached_calibration(model, 6, 4, cache_dir=tmp_path) == fresh  # read back
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    assert cached_calibration(model, 6, 3, cache_dir=tmp_path) == calibrate(model, 6, 3)
+    assert len(list(tmp_path.glob("*.json"))) == 2

@@ -294,7 +294,7 @@ class BatchProgram:
         if not len(xs) == len(kcs) == len(vcs) == len(self.contexts):
             raise ValueError(f"a batch of {len(self.contexts)} requests takes as many x, kc "
                              f"and vc, got {len(xs)}, {len(kcs)} and {len(vcs)}")
-        writes = {lay.x: machine.words(np.asarray(xs, dtype=np.int64).reshape(-1))}
+        writes = self.x_words(xs)
         for i, (n, kc, vc) in enumerate(zip(self.contexts, kcs, vcs, strict=True)):
             kc = np.asarray(kc, dtype=np.int64).reshape(-1, d)
             vc = np.asarray(vc, dtype=np.int64).reshape(-1, d)
@@ -305,6 +305,11 @@ class BatchProgram:
                 writes[lay.kc_slot(i)] = machine.words(kc.reshape(-1))
                 writes[lay.vc_slot(i)] = machine.words(vc.reshape(-1))
         return writes
+
+    def x_words(self, xs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+        """The x rows' write, {address: words}: the part of a step's inputs the chip driver
+        writes (the page-table agent writes the rest)."""
+        return {self.layout.x: machine.words(np.asarray(xs, dtype=np.int64).reshape(-1))}
 
     def image(self, xs: Sequence[np.ndarray], kcs: Sequence[np.ndarray],
               vcs: Sequence[np.ndarray]) -> np.ndarray:

@@ -135,6 +135,10 @@ class PagedBatchProgram:
     def cfg(self) -> ChipConfig:
         return self.host.cfg
 
+    def x_words(self, xs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+        """The x rows' write: the host-gather program's (the same layout)."""
+        return self.host.x_words(xs)
+
     def input_words(self, xs: Sequence[np.ndarray],
                     tables: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
         """The per-step writes to external memory: {address: words}, the x rows and each
@@ -142,7 +146,7 @@ class PagedBatchProgram:
         if not len(xs) == len(tables) == len(self.contexts):
             raise ValueError(f"a batch of {len(self.contexts)} requests takes as many x and "
                              f"tables, got {len(xs)} and {len(tables)}")
-        writes = {self.layout.x: machine.words(np.asarray(xs, dtype=np.int64).reshape(-1))}
+        writes = self.x_words(xs)
         for i, table in enumerate(tables):
             if not 1 <= len(table) <= self.pool.pool.table_words:
                 raise ValueError(f"request {i}'s block table has {len(table)} words, its room "

@@ -52,9 +52,3 @@ class ChipBatchStepItem(BatchStepItem):
     def __init__(self, name: str, decode: str, plan: ChipBatchPlan):
         super().__init__(name, decode, plan)
         self.program = plan.chip_program  # the driver loads it; outputs read through it
-
-    def host_inputs(self) -> dict[int, np.ndarray]:
-        """The x rows (the page-table agent wrote each request's block table)."""
-        x = self.program.layout.x
-        return {address: words for address, words in self.plan.input_words().items()
-                if address == x}

@@ -86,10 +86,9 @@ class BatchStepItem(uvm_sequence_item):
         return self.plan.image()
 
     def host_inputs(self) -> dict[int, np.ndarray]:
-        """The x rows (the page-table agent wrote each request's cached rows)."""
-        layout = self.program.layout
-        return {address: words for address, words in
-                self.program.input_words(*self.plan.inputs()).items() if address == layout.x}
+        """The x rows (the page-table agent wrote each request's cached rows, or its block
+        table in chip gather)."""
+        return self.program.x_words(self.plan.inputs()[0])
 
     def read_outputs(self, observation: ChipObservation) -> BatchResult:
         layout = self.program.layout

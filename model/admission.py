@@ -21,7 +21,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
-from model.paged import pages_for
+from model.geometry import pages_for
 
 __all__ = [
     "WATERMARK_FRACTION",
@@ -33,6 +33,10 @@ __all__ = [
 ]
 
 WATERMARK_FRACTION = 0.01  # vLLM's default watermark: 1% of the pool's pages, rounded down
+
+
+class InvalidRequest(ValueError):
+    """A request was refused with nothing changed: the scheduler or simulation is as before."""
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,9 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from model.admission import AdmissionRule, Request
-from model.paged import OutOfPages, PageTable, pages_for
+from model.admission import AdmissionRule, InvalidRequest, Request
+from model.geometry import pages_for
+from model.paged import OutOfPages, PageTable
 
 __all__ = [
     "AdmissionError",
@@ -57,7 +58,7 @@ class AdmissionError(Exception):
     """Base class of the simulation's errors."""
 
 
-class RequestTooLong(AdmissionError, ValueError):
+class RequestTooLong(AdmissionError, InvalidRequest):
     """A request needs more pages than the whole pool: it could never finish."""
 
 

@@ -1,27 +1,24 @@
 """The paged host: decodes one request on the chip, its KV cache in a page table.
 
-Each step follows the step rule (model.step_rule: context, rows read, trim point, next input).
-The host
+Each step follows the step rule (model.step_rule: context, rows read, trim point, next input),
+through the step interface every host shares (the serving scheduler's too, and the testbench
+drives it the same way):
 
-1. gathers the rows the step reads into the contiguous ``kc``/``vc`` inputs of the program
-   compiled for the step's context (``prepare_step``);
-2. runs the program (here on the reference machine; a testbench runs the RTL instead);
-3. appends the new (k, v) row and releases the pages the next step no longer needs
-   (``finish_step``).
+``prepare_step()``
+    the step's inputs (model.compiler.inputs.StepInputs): in host gather the rows the step
+    reads, gathered through the block table into the contiguous kc/vc inputs of the program
+    compiled for the step's context; in chip gather, whose pools live in the chip's memory,
+    the new row's slot taken first (``PagedCache.reserve``: a new page, or a private copy of a
+    shared one, which the chip then makes) and the step's block table, no row copied;
+``finish_step(inputs, results)``
+    the new row cached (appended, or in chip gather recorded where the chip wrote it), the
+    pages the next step no longer needs released, the next input chosen.
 
-The chip never sees a page. With a window only contexts 1..W occur, so only W programs are
-compiled and every step after the window fills runs the same program.
-
-Chip gather (``gather="chip"``, ``ChipGatherHost``) is the other mode: the pool lives in the
-chip's external memory (model.paged_programs) and the chip reads the rows through the block
-table itself. Per step the host takes the new row's slot first (``PagedCache.reserve``: a new
-page, or a private copy of a shared one, which the chip then makes), writes the step's block
-table, runs the chip-gather program for the context, and records the row the chip wrote
-(``fill``). It copies no row. Both modes give the chip the same rows in the same order, so
-identical integers, tokens and pages.
-
-A plain-list cache (``ListCache``) stands in for the page table when comparing: both must give
-the chip identical inputs, hence identical integers.
+``step()`` runs the inputs on the reference machine in between; a testbench runs the RTL.
+With a window only contexts 1..W occur, so only W programs are compiled and every step after
+the window fills runs the same program. Both modes give the chip the same rows in the same
+order, hence identical integers, tokens and pages. A plain-list cache (``ListCache``) stands
+in for the page table when comparing: both must give the chip identical inputs.
 """
 
 from __future__ import annotations
@@ -33,27 +30,20 @@ from typing import Protocol
 
 import numpy as np
 
-from model import machine
-from model.compiler import (
-    Calibration,
-    CompiledStep,
-    Layout,
-    StepResult,
-    calibrate,
-    compile_step,
-    int8_scale,
-    quantize,
-    run_step,
-)
+from model.compiler.cache import ProgramCache
+from model.compiler.gather import KEY, VALUE, gather_for, pool_differences, pool_words, step_table
+from model.compiler.inputs import RequestInputs, StepInputs, run_reference
+from model.compiler.layout import Pool
+from model.compiler.program import StepResult
+from model.compiler.quantize import calibrate
 from model.isa import ChipConfig
 from model.paged import PageTable
-from model.paged_programs import PoolLayout, chip_program, step_table
-from model.paged_programs import image as chip_gather_image
 from model.step_rule import StepPlan, check_window, next_input, plan_step
 from model.tiny_lm import TinyLM
 
-KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
-GATHER_MODES = ("host", "chip")  # who copies a step's rows: the host, or the chip itself
+
+class PoolMismatch(AssertionError):
+    """The pools the chip left differ from the page table's pool."""
 
 
 # ---- where the cached rows live ----------------------------------------------------------------
@@ -201,144 +191,28 @@ def paged_cache(dim: int, page_size: int, n_pages: int, sinks: int = 0) -> Paged
                       sinks=sinks)
 
 
-# ---- compiled programs -------------------------------------------------------------------------
-
-
-class ProgramCache:
-    """One program per context size, compiled the first time a step needs it."""
-
-    def __init__(self, model: TinyLM, calibration: Calibration, cfg: ChipConfig | None = None):
-        self.model = model
-        self.calibration = calibration
-        self.cfg = cfg or ChipConfig()
-        self.programs: dict[int, CompiledStep] = {}
-        self.x_table = quantize(model.embed, int8_scale(calibration.shared["x"]))
-
-    def get(self, context: int) -> CompiledStep:
-        if context not in self.programs:
-            self.programs[context] = compile_step(self.model, context, self.calibration, self.cfg)
-        return self.programs[context]
-
-    def __len__(self) -> int:
-        """Distinct programs compiled so far."""
-        return len(self.programs)
-
-
-class ChipProgramCache:
-    """Chip gather's programs: each context's host-gather program with the paged loads and
-    stores (model.paged_programs), and its copy-on-write variant; compiled once per context."""
-
-    def __init__(self, programs: ProgramCache, page_size: int, n_pages: int):
-        model = programs.model
-        self.programs = programs
-        self.pool = PoolLayout.after(Layout.for_model(model.dim, model.vocab, programs.cfg.k_max),
-                                     page_size, n_pages)
-        self.pool.check_fits(programs.cfg)
-        self.variants: dict[tuple[int, bool], CompiledStep] = {}
-
-    @property
-    def x_table(self) -> np.ndarray:
-        return self.programs.x_table
-
-    @property
-    def cfg(self) -> ChipConfig:
-        return self.programs.cfg
-
-    def get(self, context: int, copy: bool = False) -> CompiledStep:
-        """The program for ``context`` tokens; with ``copy`` behind the copy-on-write prologue."""
-        if (context, copy) not in self.variants:
-            self.variants[context, copy] = chip_program(self.programs.get(context), self.pool,
-                                                        copy)
-        return self.variants[context, copy]
-
-    def __len__(self) -> int:
-        """Contexts compiled so far: a copy prologue is not a compilation."""
-        return len(self.programs)
-
-
 # ---- the decode loop ---------------------------------------------------------------------------
 
 
 @dataclass
-class StepInputs:
-    """Everything one step hands the chip; ``image()`` is the whole external memory."""
-
-    plan: StepPlan  # the step rule's plan: step, context, rows read, trim point
-    token: int  # the input token
-    pages: int | None  # pages in use at the start of the step
-    program: CompiledStep
-    x: np.ndarray  # (dim,) int8 embedding of the input token
-    kc: np.ndarray  # (context - 1, dim) int8 keys of rows lo .. L-2
-    vc: np.ndarray  # (context - 1, dim) int8 values
-
-    @property
-    def step(self) -> int:
-        return self.plan.step
-
-    @property
-    def context(self) -> int:
-        return self.plan.context
-
-    def image(self) -> np.ndarray:
-        return self.program.image(self.x, self.kc, self.vc)
-
-    @property
-    def host_words(self) -> int:
-        """Words the host writes for the step's cached rows: every row read, copied."""
-        return self.kc.size + self.vc.size
-
-
-@dataclass
-class ChipStepInputs:
-    """One chip-gather step: the block table and copy pair the host writes, the pools as the
-    chip holds them; ``image()`` is the whole external memory."""
-
-    plan: StepPlan
-    token: int
-    pages: int | None
-    program: CompiledStep  # the chip-gather program (with its copy prologue if ``pair``)
-    x: np.ndarray
-    table: np.ndarray  # the step's block table: header, then the pages
-    pair: tuple[int, int] | None  # the copy-on-write copy the chip makes first, if any
-    pool: PoolLayout
-    pool_words: np.ndarray  # both pools, as the chip's memory holds them before the step
-
-    @property
-    def step(self) -> int:
-        return self.plan.step
-
-    @property
-    def context(self) -> int:
-        return self.plan.context
-
-    @property
-    def host_words(self) -> int:
-        """Words the host writes for the step's cached rows: the block table (and the pair)."""
-        return self.table.size + (2 if self.pair else 0)
-
-    def image(self) -> np.ndarray:
-        return chip_gather_image(self.program, self.pool, self.x, self.table, self.pair,
-                                 self.pool_words)
-
-
-@dataclass
 class StepRecord:
-    """One finished step: what went in and what came out."""
+    """One finished step: what went in, what came out, the pages in use when it started."""
 
-    inputs: StepInputs | ChipStepInputs
+    inputs: StepInputs
     result: StepResult
+    pages: int | None
+
+    @property
+    def request(self) -> RequestInputs:
+        return self.inputs.requests[0]
 
     @property
     def step(self) -> int:
-        return self.inputs.step
+        return self.request.plan.step
 
     @property
     def context(self) -> int:
-        return self.inputs.context
-
-    @property
-    def pages(self) -> int | None:
-        return self.inputs.pages
+        return self.request.plan.context
 
     @property
     def logits_int(self) -> np.ndarray:
@@ -360,123 +234,97 @@ class StepRecord:
 class PagedHost:
     """The decode state of one request: its cache, the next step and the next input token.
 
-    ``step()`` runs a whole step on the reference machine. A testbench calls ``prepare_step()``,
-    runs the inputs on the RTL, then ``finish_step()`` with what the RTL returned.
+    ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
     """
 
     def __init__(self, programs: ProgramCache, cache: KVCache, start: int,
-                 window: int | None = None, sinks: int = 0):
+                 window: int | None = None, sinks: int = 0,
+                 force: Sequence[int] | None = None):
         check_window(window, sinks)
+        self.chip_gather = programs.gather.mode == "chip"
+        if self.chip_gather and (sinks or not isinstance(cache, PagedCache)):
+            raise ValueError("chip gather reads a page table's pools and keeps no sink rows "
+                             "apart: use host gather for sinks or a plain-list cache")
         self.programs = programs
         self.cache = cache
         self.window = window
         self.sinks = sinks
+        self.force = force
         self.token = start  # the next step's input
         self.done_steps = 0  # rows cached so far
         self.peak_pages = cache.pages_in_use()
 
-    def prepare_step(self) -> StepInputs:
-        """Gather the window's rows and pick the program for the next step."""
-        plan = plan_step(self.done_steps + 1, self.window, self.sinks)
-        kc, vc = gather_plan(self.cache, plan)
-        program = self.programs.get(plan.context)
-        x = self.programs.x_table[self.token]
-        pages = self.cache.pages_in_use()
-        return StepInputs(plan, self.token, pages, program, x, kc, vc)
+    @property
+    def rid(self) -> Hashable:
+        return getattr(self.cache, "rid", 0)
 
-    def finish_step(self, plan: StepPlan, k_new: np.ndarray, v_new: np.ndarray,
-                    next_token: int) -> None:
-        """Cache the new row, release what the next step will not read, move to the next token."""
+    def pages_in_use(self) -> int | None:
+        return self.cache.pages_in_use()
+
+    def prepare_step(self) -> StepInputs:
+        """The next step's inputs: its rows gathered, or in chip gather its table."""
+        plan = plan_step(self.done_steps + 1, self.window, self.sinks)
+        x = self.programs.x_table[self.token]
+        if self.chip_gather:
+            return self._chip_gather_inputs(plan, x)
+        kc, vc = gather_plan(self.cache, plan)
+        request = RequestInputs(rid=self.rid, plan=plan, token=self.token, x=x, kc=kc, vc=vc)
+        return StepInputs(program=self.programs.get(plan.context), requests=(request,))
+
+    def _chip_gather_inputs(self, plan: StepPlan, x: np.ndarray) -> StepInputs:
+        """Take the new row's slot, then the block table of rows lo .. L-1."""
+        before = pool_words(self.cache.table)  # the chip's pools now
+        pair = self.cache.reserve()
+        table = step_table(self.cache.table, self.cache.rid, plan.lo, plan.step - 1)
+        request = RequestInputs(rid=self.rid, plan=plan, token=self.token, x=x, table=table)
+        return StepInputs(program=self.programs.get(plan.context, copy=pair is not None),
+                          requests=(request,), pair=pair, pool_words=before)
+
+    def finish_step(self, inputs: StepInputs, results: Sequence[StepResult]) -> None:
+        """Cache the new row, release what the next step will not read, move to the next
+        input."""
+        (request,), (result,) = inputs.requests, results
+        plan = request.plan
         if plan.step != self.done_steps + 1:
             raise ValueError(f"finish_step({plan.step}) but step {self.done_steps + 1} is in "
                              "progress")
-        self.keep_row(k_new, v_new)
+        if self.chip_gather:
+            self.cache.fill(result.k_new, result.v_new)
+        else:
+            self.cache.append(result.k_new, result.v_new)
         if plan.keep_from is not None:
             self.cache.trim(plan.keep_from)
         self.done_steps = plan.step
-        self.token = next_token
-        self._track_peak()
-
-    def keep_row(self, k_new: np.ndarray, v_new: np.ndarray) -> None:
-        """Cache the step's new row."""
-        self.cache.append(k_new, v_new)
-
-    def _track_peak(self) -> None:
+        self.token = next_input(plan.step, result.token, self.force)
         pages = self.cache.pages_in_use()
         if pages is not None:
             self.peak_pages = pages if self.peak_pages is None else max(self.peak_pages, pages)
 
-    def step(self, force: Sequence[int] | None = None) -> StepRecord:
-        """One step on the reference machine; the next input follows the step rule."""
-        inputs = self.prepare_step()
-        result = run_step(inputs.program, inputs.x, inputs.kc, inputs.vc)
-        next_token = next_input(inputs.step, result.token, force)
-        self.finish_step(inputs.plan, result.k_new, result.v_new, next_token)
-        return StepRecord(inputs, result)
-
-
-@dataclass
-class DevicePool:
-    """Chip gather: both pools' words as the chip's external memory holds them between steps.
-    Requests forked from one another share it, as they share the page table."""
-
-    layout: PoolLayout
-    words: np.ndarray
-
-    @classmethod
-    def zeroed(cls, layout: PoolLayout) -> DevicePool:
-        """A fresh pool: zero, as a fresh PageTable's pool is."""
-        start, end = layout.pools
-        return cls(layout, np.zeros(end - start, dtype=np.uint32))
-
-
-class ChipGatherHost(PagedHost):
-    """A PagedHost whose chip reads and writes the cached rows itself, through the block table.
-
-    ``prepare_step`` takes the new row's slot and writes no row: only the block table (and the
-    copy pair, on copy-on-write). ``step()`` runs the step on the reference machine with the
-    pools as the chip holds them, keeps the pools the chip left, and records the new row.
-    """
-
-    def __init__(self, programs: ChipProgramCache, cache: PagedCache, start: int,
-                 window: int | None = None, device: DevicePool | None = None):
-        if cache.sinks:
-            raise ValueError("chip gather keeps no sink rows apart: use host gather for sinks")
-        super().__init__(programs.programs, cache, start, window)
-        self.chip_programs = programs
-        self.device = device or DevicePool.zeroed(programs.pool)
-
-    def prepare_step(self) -> ChipStepInputs:
-        """Take the new row's slot, then the block table of rows lo .. L-1 and the program."""
-        plan = plan_step(self.done_steps + 1, self.window)
+    def step(self) -> StepRecord:
+        """One step on the reference machine; in chip gather the pools it leaves are checked
+        against the page table's."""
         pages = self.cache.pages_in_use()
-        pair = self.cache.reserve()
-        table = step_table(self.cache.table, self.cache.rid, plan.lo, plan.step - 1)
-        program = self.chip_programs.get(plan.context, copy=pair is not None)
-        x = self.programs.x_table[self.token]
-        return ChipStepInputs(plan, self.token, pages, program, x, table, pair,
-                              self.chip_programs.pool, self.device.words)
-
-    def keep_row(self, k_new: np.ndarray, v_new: np.ndarray) -> None:
-        self.cache.fill(k_new, v_new)
-
-    def step(self, force: Sequence[int] | None = None) -> StepRecord:
-        """One step on the reference machine; the pools it leaves are the chip's from now on."""
         inputs = self.prepare_step()
-        run = machine.run(inputs.image(), self.programs.cfg, raise_on_error=True)
-        start, end = inputs.pool.pools
-        self.device.words = run.ext[start:end].copy()
-        result = inputs.program.read_result(run.ext, run.counters)
-        self.finish_step(inputs.plan, result.k_new, result.v_new,
-                         next_input(inputs.step, result.token, force))
-        return StepRecord(inputs, result)
+        run = run_reference(inputs)
+        self.finish_step(inputs, run.results)
+        if self.chip_gather:
+            check_pools(self.programs, run.ext, self.cache.table)
+        return StepRecord(inputs, run.results[0], pages)
 
-    def fork(self, rid: Hashable) -> ChipGatherHost:
-        """A second request sharing every page of this one, and the chip's pools."""
-        child = ChipGatherHost(self.chip_programs, self.cache.fork(rid), self.token,
-                               self.window, self.device)
+    def fork(self, rid: Hashable) -> PagedHost:
+        """A second request sharing every page of this one (copy-on-write from then on)."""
+        child = PagedHost(self.programs, self.cache.fork(rid), self.token, self.window,
+                          self.sinks, self.force)
         child.done_steps = self.done_steps
         return child
+
+
+def check_pools(programs: ProgramCache, ext: np.ndarray, table: PageTable) -> None:
+    """Chip gather: the pools in a run's final memory against the page table's pool."""
+    start, end = programs.layout.pools
+    problems = pool_differences(programs.layout, ext[start:end], table)
+    if problems:
+        raise PoolMismatch(problems[0])
 
 
 @dataclass
@@ -494,31 +342,37 @@ class Decode:
         return self.records[step].pages if step < len(self.records) else self.final_pages
 
 
+def decode_programs(model: TinyLM, steps: int, window: int | None, *, page_size: int = 4,
+                    n_pages: int = 64, gather: str = "host", sinks: int = 0,
+                    calib_steps: int | None = None, cfg: ChipConfig | None = None
+                    ) -> ProgramCache:
+    """The program cache of one request's decode: calibrated over ``calib_steps`` (default
+    ``steps``) greedy steps from every start token, in ``gather`` mode."""
+    strategy = gather_for(gather)
+    calibration = calibrate(model, calib_steps or steps, window, sinks=sinks)
+    pool = Pool(page_size, n_pages, model.dim) if gather == "chip" else None
+    return ProgramCache(model, calibration, cfg, strategy, pool=pool)
+
+
 def decode(model: TinyLM, n: int, start: int = 0, window: int | None = None, *,
            page_size: int = 4, n_pages: int = 64, paged: bool = True,
            force: Sequence[int] | None = None, calib_steps: int | None = None,
            cfg: ChipConfig | None = None, sinks: int = 0, gather: str = "host") -> Decode:
     """Decode n tokens of one request on the reference machine (the chapter's generate).
 
-    ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
-    Calibration covers ``calib_steps`` steps (default n) from every start token. ``sinks``
-    keeps the first rows in every window (model.step_rule). ``gather`` is "host" (the host
-    copies the rows a step reads) or "chip" (the chip reads them through the block table).
+    ``force`` teacher-forces; calibration covers ``calib_steps`` steps (default n) from every
+    start token; ``sinks`` keeps the first rows in every window (model.step_rule); ``gather``
+    is "host" (the host copies the rows a step reads) or "chip" (the chip reads them through
+    the block table).
     """
     check_window(window, sinks)
-    if gather not in GATHER_MODES:
-        raise ValueError(f"gather must be one of {GATHER_MODES}, got {gather!r}")
-    calibration = calibrate(model, calib_steps or n, window, sinks=sinks)
-    programs = ProgramCache(model, calibration, cfg)
+    programs = decode_programs(model, n, window, page_size=page_size, n_pages=n_pages,
+                               gather=gather, sinks=sinks, calib_steps=calib_steps, cfg=cfg)
     cache = (paged_cache(model.dim, page_size, n_pages, sinks) if paged
              else ListCache(model.dim))
-    if gather == "chip":
-        host: PagedHost = ChipGatherHost(ChipProgramCache(programs, page_size, n_pages), cache,
-                                         start, window)
-    else:
-        host = PagedHost(programs, cache, start, window, sinks)
+    host = PagedHost(programs, cache, start, window, sinks, force)
     tokens, records = [start], []
     for _ in range(n):
-        records.append(host.step(force))
+        records.append(host.step())
         tokens.append(host.token)
     return Decode(tokens, records, len(programs), host.peak_pages, cache.pages_in_use())

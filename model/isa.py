@@ -30,6 +30,8 @@ class Op(IntEnum):
     PCOPY = 0x0A
 
 
+OPCODES = frozenset(int(op) for op in Op)
+
 # The chip counts instructions per opcode in a table indexed by the opcode's value (ev_ops), so
 # the opcodes are 0 .. N_OPCODES-1: a new instruction takes the next value.
 N_OPCODES = len(Op)
@@ -311,14 +313,21 @@ class PagedGeometry:
         return self.entries + 1
 
 
+def table_entries(row: int, length: int, page_shift: int) -> tuple[int, int]:
+    """(j_lo, E): the first block-table entry a PLOAD or PSTORE of table rows row ..
+    row+length-1 reads, and how many it reads: every entry those rows may need whatever the
+    header's first slot is (hw/ISA.md, "The entries read")."""
+    first_entry = row >> page_shift
+    last_entry = ((1 << page_shift) - 1 + row + length - 1) >> page_shift
+    return first_entry, last_entry - first_entry + 1
+
+
 def paged_geometry(instr: Instr) -> PagedGeometry:
     page_rows = 1 << instr.shift
     if instr.op == Op.PCOPY:
         first_entry, entries = 0, 1
     else:
-        first_entry = instr.row >> instr.shift
-        last_entry = (page_rows - 1 + instr.row + instr.length - 1) >> instr.shift
-        entries = last_entry - first_entry + 1
+        first_entry, entries = table_entries(instr.row, instr.length, instr.shift)
     page_words = page_rows * instr.m
     return PagedGeometry(page_rows, instr.length * instr.m, first_entry, entries, page_words,
                          instr.pages * page_words)
@@ -341,7 +350,6 @@ def table_phase_cycles(instr: Instr, cfg: ChipConfig) -> int:
     return paged_geometry(instr).entries + cfg.ext_lat + 1
 
 
-
 def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     """EXEC of a legal instruction: the cycles its unit is busy."""
     op = Op(instr.op)
@@ -358,6 +366,22 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     if op in (Op.VADD, Op.VMAX, Op.ARGMAX):
         return instr.length + 1
     return 2 * (instr.length + 1) + instr.length * (DIV_W + 2)
+
+
+def program_cycles(program: Sequence[Instr] | Sequence[int], cfg: ChipConfig) -> int:
+    """The cycles a program takes by hw/ISA.md's closed form, without running it: FETCH + CHECK
+    + EXEC of every instruction up to its HALT, or up to an illegal opcode, whose check stops
+    the run. (A program stopped later, by an operand check or BAD_PAGE, takes fewer: this is
+    then an upper bound, which is what a watchdog needs.) ``program``: instructions, or the
+    words of an assembled program."""
+    instrs = program if len(program) and isinstance(program[0], Instr) else disassemble(program)
+    total = 0
+    for instr in instrs:
+        total += overhead_cycles(cfg)
+        if instr.op not in OPCODES:
+            break
+        total += exec_cycles(instr, cfg)
+    return total
 
 
 UNIT_OF = {

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from model.geometry import opens_page, page_of, pages_for, slot_of
+
 __all__ = [
     "CachingPageTable",
     "DuplicateRequest",
@@ -46,7 +48,6 @@ __all__ = [
     "PageTableError",
     "UnknownRequest",
     "check_invariants",
-    "pages_for",
 ]
 
 
@@ -75,11 +76,6 @@ class OutOfPages(PageTableError):
 
 class InvariantError(AssertionError):
     """The page table's bookkeeping is inconsistent: a bug, never bad input."""
-
-
-def pages_for(n_rows: int, page_size: int) -> int:
-    """Pages that ``n_rows`` rows occupy: ceil(n_rows / page_size); the only rounding."""
-    return -(-n_rows // page_size)
 
 
 @dataclass
@@ -154,13 +150,12 @@ class PageTable:
         """Write the request's next row; take a new page, or privately copy a shared one, first."""
         request = self._get(rid)
         value = self._as_row(rid, row)
-        offset = request.length % self.page_size
-        if offset == 0:
+        if opens_page(request.length, self.page_size):
             request.pages.append(self._allocate(rid, f"row {request.length} (a new page)"))
             request.slots = None
         elif self._refcounts[request.pages[-1]] > 1:
             self._copy_on_write(rid, request)
-        self.pool[request.pages[-1], offset, ...] = value
+        self.pool[request.pages[-1], slot_of(request.length, self.page_size), ...] = value
         request.length += 1
 
     def rows(self, rid: Hashable, lo: int, hi: int) -> np.ndarray:
@@ -196,13 +191,13 @@ class PageTable:
                 f"request {rid!r}: write({index}) is outside the readable rows "
                 f"[{request.dropped * self.page_size}, {request.length})"
             )
-        page = request.pages[index // self.page_size - request.dropped]
+        page = request.pages[self._table_index(request, index)]
         if self._refcounts[page] > 1:
             raise InvalidArgument(
                 f"request {rid!r}: row {index} lies in page {page}, which "
                 f"{self._refcounts[page]} requests share; append (copy-on-write) first"
             )
-        self.pool[page, index % self.page_size, ...] = value
+        self.pool[page, slot_of(index, self.page_size), ...] = value
 
     def trim(self, rid: Hashable, keep_from: int) -> None:
         """Release the request's pages lying entirely below logical row ``keep_from`` (a window).
@@ -217,7 +212,7 @@ class PageTable:
                 f"request {rid!r}: trim(keep_from={keep_from}) is outside [0, {request.length}] "
                 "(the request's length)"
             )
-        n_release = keep_from // self.page_size - request.dropped
+        n_release = page_of(keep_from, self.page_size) - request.dropped
         if n_release <= 0:
             return
         released = request.pages[:n_release]
@@ -237,7 +232,8 @@ class PageTable:
         first padding row can take a page (a copy, if the tail is shared), so an
         ``OutOfPages`` leaves the table unchanged.
         """
-        n_padding = -self._get(rid).length % self.page_size
+        length = self._get(rid).length
+        n_padding = pages_for(length, self.page_size) * self.page_size - length
         zero_row = np.zeros(self.row_shape, dtype=self.dtype)
         for _ in range(n_padding):
             self.append(rid, zero_row)
@@ -297,11 +293,16 @@ class PageTable:
         first_slots = np.asarray(pages, dtype=np.intp) * self.page_size
         return (first_slots[:, None] + np.arange(self.page_size)).reshape(-1)
 
+    def _table_index(self, request: _Request, logical: int) -> int:
+        """The place in the block table of logical row ``logical``'s page (pages released by
+        trim are gone from the table's front)."""
+        return page_of(logical, self.page_size) - request.dropped
+
     def _position(self, request: _Request, logical: int) -> int:
         """Where logical row ``logical`` sits in ``request.slots``: its page's place in the
-        block table (pages released by trim are gone from it), then its slot in the page."""
-        table_index = logical // self.page_size - request.dropped
-        return table_index * self.page_size + logical % self.page_size
+        block table, then its slot in the page."""
+        return (self._table_index(request, logical) * self.page_size
+                + slot_of(logical, self.page_size))
 
     def _as_row(self, rid: Hashable, row: ArrayLike) -> np.ndarray:
         """Convert ``row`` to the row shape and dtype, refusing changes to its values."""

@@ -18,7 +18,9 @@ a page boundary may hold the same physical pages up to there.
 * Counting. A hit on a page nobody holds takes it off the free list: ``PrefixHit.unowned``
   tells admission what the hit costs. Hits and misses count pages looked up; a page a
   readmitted request computed in an earlier life is neither (``resumed``): tokens recomputed
-  after a preemption are not prefix hits. Evictions are counted by the table.
+  after a preemption are not prefix hits. An adoption whose request never ran (preempted by
+  the plan that admitted it) is ``withdraw``n, so that its next admission does not count the
+  same pages twice. Evictions are counted by the table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from model.geometry import page_of, slot_of
 from model.paged import CachingPageTable
 from model.step_rule import check_window, plan_step
 
@@ -67,6 +70,11 @@ class CacheStats:
     misses: int = 0  # pages looked up, not served: the request computes them
     resumed: int = 0  # pages served that the request computed in an earlier life
 
+    def add(self, other: CacheStats, sign: int = 1) -> None:
+        self.hits += sign * other.hits
+        self.misses += sign * other.misses
+        self.resumed += sign * other.resumed
+
 
 class PrefixCache:
     """Finds, shares and keys full prompt pages of the requests in one ``CachingPageTable``."""
@@ -90,28 +98,34 @@ class PrefixCache:
         size = self.table.page_size
         keys = page_keys(tokens[: len(tokens) - 1], size)
         for served in range(len(keys), 0, -1):
-            first = plan_step(served * size + 1, self.window).lo // size
+            first = page_of(plan_step(served * size + 1, self.window).lo, size)
             pages = [self.table.lookup(key) for key in keys[first:served]]
             if pages and None not in pages:
                 unowned = sum(1 for page in pages if self.table.refcount(page) == 0)
                 return PrefixHit(tuple(pages), first, unowned, len(keys), size)
         return PrefixHit((), 0, 0, len(keys), size)
 
-    def adopt(self, rid: Hashable, hit: PrefixHit, computed_rows: int = 0) -> None:
+    def adopt(self, rid: Hashable, hit: PrefixHit, computed_rows: int = 0) -> CacheStats:
         """Start ``rid`` on the hit's pages and count it; ``computed_rows``: rows the request
-        computed in earlier lives (0 for a new request), whose pages are not hits."""
+        computed in earlier lives (0 for a new request), whose pages are not hits. Returns
+        what this adoption counted."""
         self.table.adopt(rid, hit.pages, hit.skipped)
-        earlier = computed_rows // hit.page_size  # full pages it computed before
+        earlier = page_of(computed_rows, hit.page_size)  # full pages it computed before
         served = range(hit.skipped, hit.skipped + len(hit.pages))
         resumed = sum(1 for page in served if page < earlier)
         unserved = range(hit.skipped + len(hit.pages), hit.looked_up)
-        self.stats.resumed += resumed
-        self.stats.hits += len(hit.pages) - resumed
-        self.stats.misses += sum(1 for page in unserved if page >= earlier)
+        counted = CacheStats(hits=len(hit.pages) - resumed, resumed=resumed,
+                             misses=sum(1 for page in unserved if page >= earlier))
+        self.stats.add(counted)
+        return counted
+
+    def withdraw(self, counted: CacheStats) -> None:
+        """Take back an adoption's counts: its request was preempted before it ran a step."""
+        self.stats.add(counted, sign=-1)
 
     def register(self, rid: Hashable, tokens: Sequence[int]) -> None:
         """Key the request's last page if its last append filled it; ``tokens[i]`` is row i's."""
         length, size = self.table.length(rid), self.table.page_size
-        if length == 0 or length % size:
+        if length == 0 or slot_of(length, size):
             return
         self.table.cache(self.table.block_table(rid)[-1], page_keys(tokens[:length], size)[-1])

@@ -2,15 +2,16 @@
 
 A request (``Request``) arrives at a scheduler step, brings a prompt (tokens forced as the
 inputs of its first steps) and asks for ``output_len`` generated tokens. Every chip run
-advances up to B running requests by one token each (a batched program, model.batch_compiler);
+advances up to B running requests by one token each (one program of the compiler,
+model.compiler.program, for the batch's contexts);
 a step of a request is the decode step rule (model.step_rule) applied to its own context.
 The requests' KV rows share one ``CachingPageTable`` and a prefix cache (model.prefix_cache),
 through which requests with a common system prompt share its full pages.
 
-One scheduler step is split in two, as PagedHost's is (prepare_step / finish_step), so that a
-testbench can run the plan on the RTL and commit what the chip returned:
+One scheduler step is split in two, the step interface every host shares (model.host), so that
+a testbench can run the plan on the RTL and commit what the chip returned:
 
-``plan()``
+``prepare_step()`` (the plan)
   1. Arrivals whose step has come join the queue (arrival step, then submission order).
   2. Admission: while fewer than B requests run, the head of the queue is looked up in the
      prefix cache and the admission rule (model.admission) is asked about it, told the free
@@ -21,10 +22,11 @@ testbench can run the plan on the RTL and commit what the chip returned:
      the latest admitted request is preempted: released, put back at the front of the queue,
      recomputed when readmitted (production servers' choice).
   4. The batch: every running request, oldest admission first, with its step rule plan,
-     input token, gathered rows, block table and the slot its new row will be written to;
-     and the batch program for the tuple of contexts.
+     input token, block table and the slot its new row will be written to, and what its
+     cached rows need in the programs' gather mode (host: the gathered rows; chip: the
+     step's block table); and the program for the tuple of contexts.
 
-``commit(plan, results)``
+``finish_step(plan, results)`` (the commit)
   appends each request's new row (checking it lands in the planned slot) and keys the pages
   that became full; then trims each request to its window; then moves each to its next input
   (``step_rule.next_input``: forced while known, else the chip's token), finishing the
@@ -40,29 +42,36 @@ It always drains: the oldest running request is never the victim unless it runs 
 alone it fits the pool (checked at ``submit``), so every non-idle step writes a row that is
 never recomputed.
 
-A plan runs in either gather mode: host gather copies each request's rows into its kc/vc slot
-(``BatchPlan.image``, ``run_host_gather``); chip gather (model.batch_paged_programs) has the
-chip read them through each request's block table and write the new row into the planned
-slot itself. The scheduling is the same, so are the tokens.
+A plan runs in the programs' gather mode (model.compiler.gather): host gather copies each
+request's rows into its kc/vc slot; chip gather has the chip read them through each request's
+block table and write the new row into the planned slot itself. The scheduling is the same,
+so are the tokens.
+
+Prefix-cache counts (hits, misses, resumed pages) belong to a life that ran: an admission that
+the same plan preempts again, before it ran a step, is not counted.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from model.admission import AdmissionRule
+from model.admission import AdmissionRule, InvalidRequest
 from model.admission import Request as AdmissionQuery
 from model.admission_sim import AdmissionStalled, RequestTooLong, StepLimitExceeded
-from model.batch_compiler import BATCH_MAX, BatchProgram, BatchProgramCache, run_batch
-from model.compiler import StepResult, max_context
-from model.host import KEY, VALUE, ListCache, PagedHost, ProgramCache, StepRecord
-from model.paged import CachingPageTable, InvariantError, check_invariants, pages_for
-from model.prefix_cache import PrefixCache, PrefixHit
-from model.step_rule import StepPlan, check_window, next_input, plan_step
+from model.compiler.cache import ProgramCache
+from model.compiler.gather import KEY, VALUE, gather_for, pool_words, step_table
+from model.compiler.inputs import RequestInputs, StepInputs, run_reference
+from model.compiler.layout import BATCH_MAX, Pool, max_context
+from model.compiler.program import StepResult
+from model.geometry import opens_page, page_of, pages_for, slot_of
+from model.host import ListCache, PagedHost, StepRecord, check_pools
+from model.paged import CachingPageTable, InvariantError, PageTable, check_invariants
+from model.prefix_cache import CacheStats, PrefixCache, PrefixHit
+from model.step_rule import check_window, next_input, plan_step
 
 __all__ = [
     "AdmissionStalled",
@@ -81,13 +90,9 @@ __all__ = [
     "ServingStats",
     "forced",
     "peak_pages",
-    "run_host_gather",
+    "planned_table",
     "solo_decode",
 ]
-
-
-class InvalidRequest(ValueError):
-    """``submit`` refused a request; the scheduler is unchanged."""
 
 
 class EmptyPrompt(InvalidRequest):
@@ -134,7 +139,7 @@ def forced(known: Sequence[int], step: int) -> Sequence[int] | None:
 def peak_pages(steps: int, window: int | None, page_size: int) -> int:
     """The most pages a request of ``steps`` steps holds: during step L (its row appended, the
     rows below the step's lowest read row already trimmed)."""
-    return max(pages_for(step, page_size) - plan_step(step, window).lo // page_size
+    return max(pages_for(step, page_size) - page_of(plan_step(step, window).lo, page_size)
                for step in range(1, steps + 1))
 
 
@@ -159,6 +164,7 @@ class _Life:
 
     progress: _Progress
     start_rows: int  # rows its prefix-cache hit gave it at admission
+    counted: CacheStats  # what its admission's lookup counted (withdrawn if it never runs)
     computed: list[Computed] = field(default_factory=list)  # the steps computed this life
 
     @property
@@ -168,41 +174,23 @@ class _Life:
 
 
 
-@dataclass(frozen=True)
-class RequestStep:
-    """One request's part of a scheduler step: what its program slot reads and writes."""
+@dataclass(frozen=True, kw_only=True)
+class RequestStep(RequestInputs):
+    """One request's part of a scheduler step: its inputs, and where its new row goes."""
 
-    rid: Hashable
-    plan: StepPlan  # the step rule: step, context, rows lo..hi read, trim point
-    token: int  # the input token
     first_page: int  # the logical page of block_table[0] (pages below lie outside the window)
     block_table: tuple[int, ...]  # physical pages of the live logical pages, at plan time
     slot: tuple[int, int]  # (physical page, row offset) the step's new row is written to
-    x: np.ndarray  # (dim,) int8 embedding of the input token
-    kc: np.ndarray  # (context - 1, dim) int8 keys of rows lo .. hi-1
-    vc: np.ndarray  # (context - 1, dim) int8 values
 
 
-@dataclass(frozen=True)
-class BatchPlan:
+@dataclass(frozen=True, kw_only=True)
+class BatchPlan(StepInputs):
     """One scheduler step: the requests the chip runs (oldest admission first) and why."""
 
+    requests: tuple[RequestStep, ...] = ()  # empty: an idle step (nothing runs, nothing arrived)
     step: int  # the scheduler step, from 0
-    requests: tuple[RequestStep, ...]  # empty: an idle step (nothing runs, nothing arrived)
-    program: BatchProgram | None
     admitted: tuple[Hashable, ...]  # in admission order; room may preempt them at once
     preempted: tuple[Hashable, ...]  # latest admitted first
-
-    def inputs(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-        """x, kc and vc of every request, in the program's order."""
-        return ([r.x for r in self.requests], [r.kc for r in self.requests],
-                [r.vc for r in self.requests])
-
-    def image(self) -> np.ndarray:
-        """The whole external-memory image of the step's chip run."""
-        if self.program is None:
-            raise ValueError(f"step {self.step} is idle: there is no chip run")
-        return self.program.image(*self.inputs())
 
 
 @dataclass(frozen=True)
@@ -243,19 +231,23 @@ class Scheduler:
     """Continuous batching of requests over one page pool; see the module docstring.
 
     ``programs`` holds the model, its calibration and the chip; calibrated through
-    ``batch_compiler.shared_context_scales``, every projection of a batch is one matmul.
+    ``shared_context_scales``, every projection of a batch is one matmul. The scheduler
+    compiles its steps from them in ``gather`` mode ("host" or "chip"), in one layout of
+    ``BATCH_MAX`` requests (and in chip gather, this pool) whatever the batch size.
     """
 
     def __init__(self, programs: ProgramCache, *, n_pages: int, page_size: int,
                  batch_size: int, rule: AdmissionRule, window: int | None = None,
-                 prefix_caching: bool = True):
+                 prefix_caching: bool = True, gather: str = "host"):
         check_window(window)
         if not 1 <= batch_size <= BATCH_MAX:
             raise ValueError(f"batch_size must be in 1..{BATCH_MAX}, got {batch_size}")
         dim = programs.model.dim
         self.table = CachingPageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8)
         self.cache = PrefixCache(self.table, window)
-        self.programs = BatchProgramCache(programs)
+        pool = Pool(page_size, n_pages, dim) if gather == "chip" else None
+        self.programs = ProgramCache(programs.model, programs.calibration, programs.cfg,
+                                     gather_for(gather), BATCH_MAX, pool)
         self.batch_size = batch_size
         self.rule = rule
         self.window = window
@@ -279,7 +271,7 @@ class Scheduler:
         self._arrivals.sort(key=lambda r: r.arrival)  # stable: submission order breaks ties
 
     def _check_request(self, request: Request) -> None:
-        rid, vocab = request.rid, self.programs.solo.model.vocab
+        rid, vocab = request.rid, self.programs.model.vocab
         if rid in self._progress:
             raise DuplicateRequestId(f"request {rid!r} was already submitted")
         if not request.prompt:
@@ -297,7 +289,7 @@ class Scheduler:
 
     def _check_fits(self, request: Request) -> None:
         """A request the chip or the pool can never hold is refused now, not stalled later."""
-        longest = max_context(self.programs.solo.cfg)
+        longest = max_context(self.programs.cfg)
         context = plan_step(request.steps, self.window).context
         if context > longest:
             raise RequestTooLong(f"request {request.rid!r}: {request.steps} steps reach context "
@@ -307,6 +299,11 @@ class Scheduler:
             raise RequestTooLong(f"request {request.rid!r}: {request.steps} steps hold up to "
                                  f"{pages} pages, the pool has {self.table.n_pages}: it could "
                                  "never finish")
+
+    @property
+    def gather(self) -> str:
+        """The gather mode of the scheduler's steps: "host" or "chip"."""
+        return self.programs.gather.mode
 
     @property
     def done(self) -> bool:
@@ -323,18 +320,20 @@ class Scheduler:
 
     # ---- plan -----------------------------------------------------------------------------
 
-    def plan(self) -> BatchPlan:
+    def prepare_step(self) -> BatchPlan:
         """Admit, make room, and lay out this step's chip run (see the module docstring)."""
         if self._pending is not None:
             raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
         self._arrive()
         admitted = self._admit()
         preempted = self._make_room()
-        requests = self._request_steps()
-        contexts = [r.plan.context for r in requests]
-        program = self.programs.get(contexts) if requests else None
-        self._pending = BatchPlan(self.step, tuple(requests), program, tuple(admitted),
-                                  preempted)
+        requests = tuple(self._request_steps())
+        chip_gather = self.gather == "chip"
+        program = self.programs.get([r.plan.context for r in requests]) if requests else None
+        self._pending = BatchPlan(
+            program=program, requests=requests, step=self.step, admitted=tuple(admitted),
+            preempted=preempted,
+            pool_words=pool_words(self.table) if chip_gather and requests else None)
         return self._pending
 
     def _arrive(self) -> None:
@@ -353,8 +352,8 @@ class Scheduler:
                                            "would wait forever")
                 break
             self._queue.popleft()
-            self.cache.adopt(progress.request.rid, hit, progress.computed_rows)
-            self._running[progress.request.rid] = _Life(progress, hit.rows)
+            counted = self.cache.adopt(progress.request.rid, hit, progress.computed_rows)
+            self._running[progress.request.rid] = _Life(progress, hit.rows, counted)
             admitted.append(progress.request.rid)
         self.stats.peak_running = max(self.stats.peak_running, len(self._running))
         return admitted
@@ -384,7 +383,7 @@ class Scheduler:
     def _new_page_writers(self) -> list[Hashable]:
         """The running requests whose row this step starts a page."""
         size = self.table.page_size
-        return [rid for rid in self._running if self.table.length(rid) % size == 0]
+        return [rid for rid in self._running if opens_page(self.table.length(rid), size)]
 
     def preempt(self) -> Hashable:
         """Preempt the latest admitted running request: release its pages, queue it first."""
@@ -394,6 +393,8 @@ class Scheduler:
             raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
         rid, life = self._running.popitem()
         self.table.release(rid)
+        if not life.computed:  # admitted by this plan: its lookup did not serve a life that ran
+            self.cache.withdraw(life.counted)
         life.progress.preemptions += 1
         self._queue.appendleft(life.progress)
         self.stats.preemptions += 1
@@ -407,17 +408,21 @@ class Scheduler:
         rid, size = life.rid, self.table.page_size
         length = self.table.length(rid)
         plan = plan_step(length + 1, self.window)
-        rows = self.table.rows(rid, plan.lo, plan.hi)
-        block_table = self.table.block_table(rid)
-        slot = (next(new_pages), 0) if length % size == 0 else (block_table[-1], length % size)
+        block_table = tuple(self.table.block_table(rid))
+        slot = ((next(new_pages), 0) if opens_page(length, size)
+                else (block_table[-1], slot_of(length, size)))
         token = life.progress.tokens[plan.step - 1]
-        return RequestStep(rid, plan, token, self.table.first_row(rid) // size,
-                           tuple(block_table), slot, self.programs.x_table[token],
-                           rows[:, KEY], rows[:, VALUE])
+        step = RequestStep(rid=rid, plan=plan, token=token, x=self.programs.x_table[token],
+                           first_page=page_of(self.table.first_row(rid), size),
+                           block_table=block_table, slot=slot)
+        if self.gather == "chip":
+            return replace(step, table=planned_table(self.table, step))
+        rows = self.table.rows(rid, plan.lo, plan.hi)
+        return replace(step, kc=rows[:, KEY], vc=rows[:, VALUE])
 
     # ---- commit ---------------------------------------------------------------------------
 
-    def commit(self, plan: BatchPlan, results: Sequence[StepResult]) -> None:
+    def finish_step(self, plan: BatchPlan, results: Sequence[StepResult]) -> None:
         """Write the chip's outputs back: rows, trims, next tokens (see the module docstring)."""
         if plan is not self._pending:
             raise ValueError(f"step {plan.step} is not the step planned")
@@ -475,17 +480,13 @@ class Scheduler:
 
     # ---- running it -----------------------------------------------------------------------
 
-    def run_on_reference(self, max_steps: int | None = None,
-                         run: Callable[[BatchPlan], Sequence[StepResult]] | None = None
-                         ) -> dict[Hashable, Finished]:
+    def run_on_reference(self, max_steps: int | None = None) -> dict[Hashable, Finished]:
         """Plan, run on the reference machine and commit until every request has finished.
 
-        ``run`` runs one planned step with requests: host gather (``run_host_gather``) by
-        default; chip gather is model.batch_paged_programs.ChipGather.run. The step limit
-        defaults to the drain bound (module docstring): the last arrival plus every request's
-        steps.
+        In chip gather the pools each run leaves are checked against the page table's. The
+        step limit defaults to the drain bound (module docstring): the last arrival plus every
+        request's steps.
         """
-        run = run or run_host_gather
         if max_steps is None:
             requests = [p.request for p in self._progress.values()]
             max_steps = max((r.arrival for r in requests), default=0) + sum(
@@ -494,9 +495,11 @@ class Scheduler:
             if self.step >= max_steps:
                 raise StepLimitExceeded(f"{len(self._progress) - len(self.finished)} requests "
                                         f"unfinished after {max_steps} steps")
-            plan = self.plan()
-            results = list(run(plan)) if plan.requests else []
-            self.commit(plan, results)
+            plan = self.prepare_step()
+            run = run_reference(plan) if plan.requests else None
+            self.finish_step(plan, run.results if run else [])
+            if run and self.gather == "chip":
+                check_pools(self.programs, run.ext, self.table)
         return self.finished
 
     def check_invariants(self) -> None:
@@ -522,9 +525,19 @@ class Scheduler:
             raise InvariantError("a request is both waiting and running or finished")
 
 
-def run_host_gather(plan: BatchPlan) -> list[StepResult]:
-    """One planned step on the reference machine, its rows copied into the kc/vc slots."""
-    return run_batch(plan.program, *plan.inputs()).steps
+def planned_table(table: PageTable, step: RequestStep) -> np.ndarray:
+    """Chip gather: the block table of a planned step, before its append: the rows read
+    (lo .. L-2), then the planned slot's page if the new row opens one. Refused if it would
+    put the new row anywhere but the planned slot."""
+    plan, (page, slot), size = step.plan, step.slot, table.page_size
+    words = step_table(table, step.rid, plan.lo, plan.step - 2)
+    if slot == 0:
+        words = np.append(words, page)
+    new_row = int(words[0]) + plan.context - 1  # table row context - 1, as the PSTORE reads it
+    if (int(words[1 + page_of(new_row, size)]), slot_of(new_row, size)) != (page, slot):
+        raise InvariantError(f"request {step.rid!r}: its table puts row {plan.step - 1} "
+                             f"elsewhere than the planned slot {step.slot}")
+    return words
 
 
 # ---- the solo reference ------------------------------------------------------------------------
@@ -532,9 +545,13 @@ def run_host_gather(plan: BatchPlan) -> list[StepResult]:
 
 def solo_decode(programs: ProgramCache, request: Request,
                 window: int | None = None) -> list[StepRecord]:
-    """The request decoded alone on the reference machine (model.host.PagedHost, solo programs,
-    a list cache): every batched, shared, preempted or cached run of it must give the same
-    integers at every step."""
-    host = PagedHost(programs, ListCache(programs.model.dim), request.prompt[0], window)
-    return [host.step(forced(request.prompt, host.done_steps + 1))
-            for _ in range(request.steps)]
+    """The request decoded alone on the reference machine (model.host.PagedHost, host gather,
+    a list cache, its prompt forced): every batched, shared, preempted or cached run of it
+    must give the same integers at every step."""
+    solo = ProgramCache(programs.model, programs.calibration, programs.cfg)
+    host = PagedHost(solo, ListCache(programs.model.dim), request.prompt[0], window)
+    records = []
+    for _ in range(request.steps):
+        host.force = forced(request.prompt, host.done_steps + 1)
+        records.append(host.step())
+    return records

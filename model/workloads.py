@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from model.compiler import max_context
+from model.compiler.layout import max_context
 from model.isa import ChipConfig
 from model.paged import PageTable
 from model.serving import Request

@@ -73,7 +73,8 @@ from model.admission_sim import (
     StepLimitExceeded,
     simulate,
 )
-from model.paged import check_invariants, pages_for
+from model.geometry import pages_for
+from model.paged import check_invariants
 from model.workloads import sample_lengths
 
 NAMES = "ABC"

@@ -9,30 +9,22 @@ copy the chip makes, and the host writes only block-table words.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
 import pytest
 
 from model import isa, machine
-from model.compiler import PROGRAM_WORDS, Layout, calibrate
-from model.host import (
-    ChipGatherHost,
-    ChipProgramCache,
-    PagedHost,
-    ProgramCache,
-    decode,
-    paged_cache,
-)
+from model.compiler.cache import ProgramCache
+from model.compiler.gather import ChipGather, pool_differences, pool_words, step_table
+from model.compiler.inputs import run_reference
+from model.compiler.layout import Layout, Pool
+from model.compiler.quantize import calibrate
+from model.geometry import page_shift_of
+from model.host import PagedHost, PoolMismatch, check_pools, decode, paged_cache
 from model.isa import ChipConfig, Op
 from model.paged import PageTable
-from model.paged_programs import (
-    PoolLayout,
-    page_shift_of,
-    pool_differences,
-    pool_words,
-    step_table,
-)
 from model.step_rule import pages_held
 from model.tiny_lm import make_model, random_model, structured_model
 
@@ -94,14 +86,28 @@ def test_the_host_writes_only_block_table_words():
     assert {r.inputs.host_words for r in chip.records[8:]} == {3, 4}
 
 
+def chip_programs(model, calibration, page_size: int = 4, n_pages: int = 16) -> ProgramCache:
+    return ProgramCache(model, calibration, gather=ChipGather(),
+                        pool=Pool(page_size, n_pages, model.dim))
+
+
 def chip_host(model, window, page_size, n_pages=16):
-    calibration = calibrate(model, STEPS, window)
-    programs = ChipProgramCache(ProgramCache(model, calibration), page_size, n_pages)
-    return ChipGatherHost(programs, paged_cache(model.dim, page_size, n_pages), 0, window)
+    programs = chip_programs(model, calibrate(model, STEPS, window), page_size, n_pages)
+    return PagedHost(programs, paged_cache(model.dim, page_size, n_pages), 0, window)
 
 
-def assert_pool_conserved(host: ChipGatherHost) -> None:
-    problems = pool_differences(host.device.layout, host.device.words, host.cache.table)
+def step_with_pools(host: PagedHost):
+    """One step on the reference machine; the record and the pools the run left."""
+    pages = host.pages_in_use()
+    inputs = host.prepare_step()
+    run = run_reference(inputs)
+    host.finish_step(inputs, run.results)
+    start, end = host.programs.layout.pools
+    return inputs, run.results[0], run.ext[start:end], pages
+
+
+def assert_pool_conserved(host: PagedHost, pools: np.ndarray) -> None:
+    problems = pool_differences(host.programs.layout, pools, host.cache.table)
     assert not problems, problems
 
 
@@ -109,20 +115,38 @@ def assert_pool_conserved(host: ChipGatherHost) -> None:
 def test_the_pools_hold_exactly_the_page_tables_rows_after_every_step(window, page_size):
     host = chip_host(structured_model(), window, page_size)
     for step in range(1, STEPS + 1):
-        host.step()
-        assert_pool_conserved(host)
+        *_, pools, _ = step_with_pools(host)
+        assert_pool_conserved(host, pools)
         assert host.cache.pages_in_use() == pages_held(step, window, page_size)
 
 
 def test_a_write_to_a_freed_page_is_named():
     host = chip_host(structured_model(), 4, 2)
     for _ in range(12):
-        host.step()
+        *_, pools, _ = step_with_pools(host)
     free = host.cache.table.free_pages()[-1]
-    layout = host.device.layout
-    host.device.words[free * layout.page_size * layout.dim] ^= 1
-    (problem,) = pool_differences(layout, host.device.words, host.cache.table)
+    pool = host.programs.layout.pool
+    pools = pools.copy()
+    pools[free * pool.page_size * pool.dim] ^= 1
+    (problem,) = pool_differences(host.programs.layout, pools, host.cache.table)
     assert f"key pool, page {free} (free), slot 0, word 0" in problem
+
+
+def test_a_row_written_to_the_wrong_page_fails_the_pool_check():
+    """The check PagedHost.step makes after every chip-gather run: here the step's block table
+    sends the new row to a free page instead of its own, as a broken program or table would."""
+    host = chip_host(structured_model(), 4, 2)
+    for _ in range(3):
+        host.step()
+    inputs = host.prepare_step()
+    (request,) = inputs.requests
+    free = host.cache.table.free_pages()[-1]
+    table = request.table.copy()
+    table[-1] = free  # the page the new row (the last table row) lands in
+    run = run_reference(replace(inputs, requests=(replace(request, table=table),)))
+    host.finish_step(inputs, run.results)
+    with pytest.raises(PoolMismatch, match=r"key pool, page \d+ \(held\), slot 1, .* words differ"):
+        check_pools(host.programs, run.ext, host.cache.table)
 
 
 def test_a_fork_copies_its_shared_page_on_the_chip():
@@ -131,34 +155,32 @@ def test_a_fork_copies_its_shared_page_on_the_chip():
     for _ in range(10):  # row 10 falls in the middle of page 2: the page is shared after a fork
         parent.step()
     child = parent.fork("child")
-    record = parent.step()
-    assert record.inputs.pair is not None
-    program = isa.disassemble(record.inputs.program.words)
+    inputs, result, pools, _ = step_with_pools(parent)
+    assert inputs.pair is not None
+    program = inputs.program.instructions()
     assert [i.op for i in program[:2]] == [Op.PCOPY, Op.PCOPY]
-    assert record.result.counters.op_count(Op.PCOPY) == 2
-    assert_pool_conserved(parent)
+    assert result.counters.op_count(Op.PCOPY) == 2
+    assert_pool_conserved(parent, pools)
     for _ in range(6):
         for host in (child, parent):
-            record = host.step()
-            assert record.inputs.pair is None  # after the one copy nothing is shared to write
-            assert_pool_conserved(host)
+            inputs, _, pools, _ = step_with_pools(host)
+            assert inputs.pair is None  # after the one copy nothing is shared to write
+            assert_pool_conserved(host, pools)
 
 
 def test_a_fork_in_chip_gather_gives_the_rows_of_host_gather():
     model, force = random_model(4), [1, *np.random.default_rng(4).integers(0, 16, 20).tolist()]
     calibration = calibrate(model, 20, 8)
-    host_parent = PagedHost(ProgramCache(model, calibration), paged_cache(model.dim, 4, 16), 1, 8)
-    programs = ChipProgramCache(ProgramCache(model, calibration), 4, 16)
-    chip_parent = ChipGatherHost(programs, paged_cache(model.dim, 4, 16), 1, 8)
+    host_parent = PagedHost(ProgramCache(model, calibration), paged_cache(model.dim, 4, 16), 1,
+                            8, force=force)
+    chip_parent = PagedHost(chip_programs(model, calibration), paged_cache(model.dim, 4, 16), 1,
+                            8, force=force)
     for _ in range(10):
-        host_parent.step(force), chip_parent.step(force)
-    host_child = PagedHost(host_parent.programs, host_parent.cache.fork("child"),
-                           host_parent.token, 8)
-    host_child.done_steps = host_parent.done_steps
-    chip_child = chip_parent.fork("child")
+        host_parent.step(), chip_parent.step()
+    host_child, chip_child = host_parent.fork("child"), chip_parent.fork("child")
     for _ in range(10):
         for host_side, chip_side in ((host_parent, chip_parent), (host_child, chip_child)):
-            want, got = host_side.step(force), chip_side.step(force)
+            want, got = host_side.step(), chip_side.step()
             assert got.token == want.token
             assert np.array_equal(got.result.k_new, want.result.k_new)
             assert np.array_equal(got.result.v_new, want.result.v_new)
@@ -178,26 +200,32 @@ def test_a_step_table_starts_at_the_first_rows_slot():
 
 def test_the_program_swaps_the_cache_loads_for_paged_ones():
     model = structured_model()
-    programs = ChipProgramCache(ProgramCache(model, calibrate(model, 8, 8)), 4, 16)
+    calibration = calibrate(model, 8, 8)
+    host, chip = ProgramCache(model, calibration), chip_programs(model, calibration)
     for context in (1, 8):
-        host_ops = [i.op for i in isa.disassemble(programs.programs.get(context).words)]
-        ops = [i.op for i in isa.disassemble(programs.get(context).words)]
+        host_ops = [i.op for i in host.get(context).instructions()]
+        ops = [i.op for i in chip.get(context).instructions()]
         assert ops.count(Op.PLOAD) == (2 if context > 1 else 0)
         assert ops.count(Op.LOAD) == 2 and ops.count(Op.PSTORE) == 2
-        assert len(ops) == len(host_ops) + 2 and ops[-3:] == [Op.PSTORE, Op.PSTORE, Op.HALT]
-        copy = isa.disassemble(programs.get(context, copy=True).words)
-        assert [i.op for i in copy[2:]] == ops and copy[0].op == Op.PCOPY
-        assert programs.get(context, copy=True).words.size <= PROGRAM_WORDS
-    assert len(programs) == 2
+        assert len(ops) == len(host_ops) + 2
+        assert [Op.LOAD if op == Op.PLOAD else op for op in ops if op != Op.PSTORE] == host_ops
+        copy = chip.get(context, copy=True)
+        assert [i.op for i in copy.instructions()[2:]] == ops
+        assert copy.instructions()[0].op == Op.PCOPY
+        assert copy.words.size <= copy.layout.program_words
+        assert isa.program_cycles(copy.words, chip.cfg) > isa.program_cycles(
+            chip.get(context).words, chip.cfg)
+    assert len(chip) == 2
 
 
 def test_page_sizes_must_be_powers_of_two_and_the_pool_must_fit():
+    model = structured_model()
     with pytest.raises(ValueError, match="2\\^k rows"):
         page_shift_of(3)
-    layout = Layout.for_model(8, 16, 64)
     with pytest.raises(ValueError, match="external words"):
-        PoolLayout.after(layout, 16, 64).check_fits(ChipConfig())
-    assert PoolLayout.after(layout, 4, 64).end <= ChipConfig().ext_words
+        Layout.for_model(model, ChipConfig(), pool=Pool(16, 64, model.dim))
+    assert Layout.for_model(model, ChipConfig(), pool=Pool(4, 64, model.dim)).end <= (
+        ChipConfig().ext_words)
 
 
 def test_pool_words_are_the_tables_rows_sign_extended():
@@ -214,13 +242,11 @@ def test_a_chip_gather_step_is_one_machine_run_of_its_image():
     for _ in range(9):
         inputs = host.prepare_step()
         run = machine.run(inputs.image(), host.programs.cfg)
-        pools, outputs = host.chip_programs.pool.pools, inputs.program.layout.outputs
+        pools, outputs = host.programs.layout.pools, inputs.program.layout.outputs
         assert run.error == isa.ErrorCode.OK
         written = set(run.written)
         assert written >= set(range(*outputs))  # the outputs, and two rows into the pools
         assert len(written - set(range(*outputs))) == 2 * 8
         assert all(pools[0] <= a < pools[1] for a in written - set(range(*outputs)))
-        result = inputs.program.read_result(run.ext, run.counters)
-        host.device.words = run.ext[pools[0] : pools[1]].copy()
-        host.finish_step(inputs.plan, result.k_new, result.v_new, result.token)
-        assert_pool_conserved(host)
+        host.finish_step(inputs, inputs.read_results(run.ext, run.counters))
+        assert_pool_conserved(host, run.ext[pools[0] : pools[1]])

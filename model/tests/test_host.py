@@ -10,17 +10,19 @@ testbench drives.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from model import machine
-from model.compiler import calibrate
+from model.compiler.cache import ProgramCache
+from model.compiler.inputs import run_reference
+from model.compiler.quantize import calibrate
 from model.host import (
     Decode,
     ListCache,
     PagedHost,
-    ProgramCache,
     StepRecord,
     decode,
     paged_cache,
@@ -64,8 +66,8 @@ def expected_pages(step: int, window: int | None, page: int) -> int:
 
 def integers(records: list[StepRecord]) -> list[tuple]:
     """Every integer of a decode: gathered inputs, outputs and counters."""
-    return [(r.step, r.context, r.inputs.token, r.inputs.x.tolist(), r.inputs.kc.tolist(),
-             r.inputs.vc.tolist(), r.logits_int.tolist(), r.token, r.result.k_new.tolist(),
+    return [(r.step, r.context, r.request.token, r.request.x.tolist(), r.request.kc.tolist(),
+             r.request.vc.tolist(), r.logits_int.tolist(), r.token, r.result.k_new.tolist(),
              r.result.v_new.tolist(), r.result.counters.as_dict()) for r in records]
 
 
@@ -139,9 +141,9 @@ def test_each_step_gathers_exactly_the_window_rows(random_lm, window, page):
     values = [r.result.v_new.tolist() for r in run.records]
     for r in run.records:
         lo = r.step - (r.step if window is None else min(r.step, window))
-        assert r.inputs.plan.lo == lo and r.context == r.step - lo
-        assert r.inputs.kc.tolist() == keys[lo : r.step - 1]
-        assert r.inputs.vc.tolist() == values[lo : r.step - 1]
+        assert r.request.plan.lo == lo and r.context == r.step - lo
+        assert r.request.kc.tolist() == keys[lo : r.step - 1]
+        assert r.request.vc.tolist() == values[lo : r.step - 1]
 
 
 @pytest.mark.parametrize("window", [None, 8, 4, 1])
@@ -190,8 +192,7 @@ def test_prepare_and_finish_drive_the_same_decode_as_step(random_lm):
     for _ in range(n):
         inputs = host.prepare_step()
         ran = machine.run(inputs.image(), inputs.program.cfg)  # stands in for the RTL
-        result = inputs.program.read_result(ran.ext, ran.counters)
-        host.finish_step(inputs.plan, result.k_new, result.v_new, result.token)
+        host.finish_step(inputs, inputs.read_results(ran.ext, ran.counters))
         tokens.append(host.token)
     assert tokens == expected.tokens
     assert len(programs) == expected.programs_compiled == window
@@ -199,15 +200,18 @@ def test_prepare_and_finish_drive_the_same_decode_as_step(random_lm):
 
 def test_finish_step_refuses_a_step_out_of_order(random_lm):
     host = PagedHost(ProgramCache(random_lm, calibrate(random_lm, 3, None)), ListCache(DIM), 0)
-    host.prepare_step()
-    with pytest.raises(ValueError, match="step 1 is in progress"):
-        host.finish_step(plan_step(2, None), np.zeros(DIM), np.zeros(DIM), 0)
+    first = host.prepare_step()
+    host.finish_step(first, run_reference(first).results)
+    later = replace(first, requests=(replace(first.requests[0], plan=plan_step(3, None),
+                                             kc=np.zeros((2, DIM)), vc=np.zeros((2, DIM))),))
+    with pytest.raises(ValueError, match="step 2 is in progress"):
+        host.finish_step(later, run_reference(first).results)
 
 
 def test_a_record_reproduces_its_step(random_lm):
     run: Decode = decode(random_lm, 6, 3, 4)
     for r in run.records:
         again = machine.run(r.inputs.image(), r.inputs.program.cfg, raise_on_error=True)
-        replay = r.inputs.program.read_result(again.ext, again.counters)
+        (replay,) = r.inputs.read_results(again.ext, again.counters)
         assert replay.logits_int.tolist() == r.logits_int.tolist()
         assert replay.cycles == r.cycles

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from model.paged import OutOfPages, PageTable, check_invariants, pages_for
+from model.geometry import pages_for
+from model.paged import OutOfPages, PageTable, check_invariants
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ sharing prompt pages, after a preemption, with a window. After every step the po
 conserved (free + evictable + owned == total) and only running requests hold pages.
 
 The whole runs and the traps run in both gather modes: host gather (the rows copied into each
-request's kc/vc slot) and chip gather (model.batch_paged_programs: the chip reads them through
-block tables and writes its new rows into the pool itself); in chip gather the pools the chip
-left must also equal the page table's pool after every step, word for word.
+request's kc/vc slot) and chip gather (model.compiler.gather.ChipGather: the chip reads them
+through block tables and writes its new rows into the pool itself); in chip gather the pools
+the chip left must also equal the page table's pool after every step, word for word.
 """
 
 from __future__ import annotations
@@ -30,13 +30,16 @@ from hypothesis.stateful import (
 
 from model import machine
 from model.admission import CoversExpected, OnePageFree, Watermark
-from model.batch_compiler import shared_context_scales
-from model.batch_paged_programs import ChipGather
-from model.compiler import calibrate, max_context
-from model.host import GATHER_MODES, ProgramCache
+from model.compiler.cache import ProgramCache
+from model.compiler.gather import GATHER_MODES
+from model.compiler.inputs import run_reference
+from model.compiler.layout import max_context
+from model.compiler.quantize import calibrate, shared_context_scales
+from model.geometry import pages_for
+from model.host import check_pools
 from model.isa import ChipConfig
-from model.paged import PageTable, pages_for
-from model.prefix_cache import page_keys
+from model.paged import PageTable
+from model.prefix_cache import CacheStats, page_keys
 from model.serving import (
     AdmissionStalled,
     ArrivalInPast,
@@ -83,9 +86,11 @@ def assert_equals_solo(programs: ProgramCache, scheduler: Scheduler) -> None:
         for computed in finished.computed:
             step, result = computed.inputs, computed.result
             expected = records[step.plan.step - 1]
-            assert (step.token, step.kc.tolist(), step.vc.tolist()) == (
-                expected.inputs.token, expected.inputs.kc.tolist(),
-                expected.inputs.vc.tolist()), (rid, step.plan.step)
+            assert step.token == expected.request.token, (rid, step.plan.step)
+            if step.kc is not None:  # host gather: the rows it copied (chip gather copies none)
+                assert (step.kc.tolist(), step.vc.tolist()) == (
+                    expected.request.kc.tolist(), expected.request.vc.tolist()), (
+                    rid, step.plan.step)
             assert (result.logits_int.tolist(), result.token, result.k_new.tolist(),
                     result.v_new.tolist()) == (
                 expected.logits_int.tolist(), expected.token, expected.result.k_new.tolist(),
@@ -93,42 +98,36 @@ def assert_equals_solo(programs: ProgramCache, scheduler: Scheduler) -> None:
 
 
 def make(programs: ProgramCache, *, n_pages: int = 24, page_size: int = 2, batch_size: int = 4,
-         rule=None, window: int | None = None, prefix_caching: bool = True) -> Scheduler:
+         rule=None, window: int | None = None, prefix_caching: bool = True,
+         gather: str = "host") -> Scheduler:
     return Scheduler(programs, n_pages=n_pages, page_size=page_size, batch_size=batch_size,
-                     rule=rule or OnePageFree(), window=window, prefix_caching=prefix_caching)
+                     rule=rule or OnePageFree(), window=window, prefix_caching=prefix_caching,
+                     gather=gather)
 
 
-@pytest.fixture(params=GATHER_MODES)
+@pytest.fixture(params=list(GATHER_MODES))
 def gather(request) -> str:
     return request.param
 
 
-def chip_of(scheduler: Scheduler, gather: str) -> ChipGather | None:
-    """The chip-gather runner of a scheduler (it keeps the chip's pools), or None: host gather."""
-    return ChipGather(scheduler) if gather == "chip" else None
-
-
-def run_checked(scheduler: Scheduler, on_plan=None, chip: ChipGather | None = None) -> None:
+def run_checked(scheduler: Scheduler, on_plan=None) -> None:
     """run_on_reference, one step at a time, checking the invariants after every step (and in
     chip gather the pools the chip left)."""
     while not scheduler.done:
-        plan = scheduler.plan()
+        plan = scheduler.prepare_step()
         if on_plan is not None:
             on_plan(scheduler, plan)
-        if plan.program is None:
-            results = []
-        else:
-            results = chip.run(plan) if chip is not None else run_on_machine(plan)
-        scheduler.commit(plan, results)
+        run = run_reference(plan) if plan.requests else None
+        scheduler.finish_step(plan, run.results if run else [])
         scheduler.check_invariants()
-        if chip is not None:
-            chip.check_pool()
+        if run is not None and scheduler.gather == "chip":
+            check_pools(scheduler.programs, run.ext, scheduler.table)
 
 
 def run_on_machine(plan):
     """What a testbench does: the plan's image on a chip, its outputs read back."""
     result = machine.run(plan.image(), plan.program.cfg, raise_on_error=True)
-    return plan.program.read_result(result.ext, result.counters).steps
+    return plan.read_results(result.ext, result.counters)
 
 
 def assert_pool_drained(scheduler: Scheduler) -> None:
@@ -144,10 +143,11 @@ def assert_pool_drained(scheduler: Scheduler) -> None:
                                               (Watermark(2), None)])
 def test_the_workload_drains_and_every_request_equals_its_solo_decode(programs, rule, window,
                                                                      gather):
-    scheduler = make(programs, n_pages=24, page_size=4, batch_size=8, rule=rule, window=window)
+    scheduler = make(programs, gather=gather, n_pages=24, page_size=4, batch_size=8, rule=rule,
+                     window=window)
     for request in serving_requests():
         scheduler.submit(request)
-    run_checked(scheduler, chip=chip_of(scheduler, gather))
+    run_checked(scheduler)
     assert len(scheduler.finished) == 24
     assert_equals_solo(programs, scheduler)
     assert scheduler.cache.stats.hits > 0  # the system prompts were shared
@@ -156,7 +156,7 @@ def test_the_workload_drains_and_every_request_equals_its_solo_decode(programs, 
 
 
 def test_a_small_pool_preempts_the_latest_admitted_and_recomputes(programs, gather):
-    scheduler = make(programs, n_pages=6, batch_size=4)
+    scheduler = make(programs, gather=gather, n_pages=6, batch_size=4)
     for i in range(6):
         scheduler.submit(Request(i, i, (i % 3, 7, i), 5 + i))
     admitted_at: dict = {}
@@ -168,7 +168,7 @@ def test_a_small_pool_preempts_the_latest_admitted_and_recomputes(programs, gath
         for victim in plan.preempted:
             assert all(admitted_at[rid] < admitted_at[victim] for rid in scheduler.running())
 
-    run_checked(scheduler, victims_are_the_latest_admitted, chip_of(scheduler, gather))
+    run_checked(scheduler, victims_are_the_latest_admitted)
     assert scheduler.stats.preemptions > 0 and scheduler.stats.rows_recomputed > 0
     assert_equals_solo(programs, scheduler)
     assert_pool_drained(scheduler)
@@ -178,10 +178,10 @@ def test_prefix_caching_changes_no_token_and_saves_rows(programs, gather):
     requests = [Request(i, arrival, (*SYSTEM, i), 3) for i, arrival in enumerate([0, 7, 8, 9])]
     rows = {}
     for caching in (True, False):
-        scheduler = make(programs, prefix_caching=caching)
+        scheduler = make(programs, gather=gather, prefix_caching=caching)
         for request in requests:
             scheduler.submit(request)
-        run_checked(scheduler, chip=chip_of(scheduler, gather))
+        run_checked(scheduler)
         assert_equals_solo(programs, scheduler)
         rows[caching] = scheduler.stats.rows_computed
     assert rows[True] == rows[False] - 3 * len(SYSTEM)  # three later requests hit the prompt
@@ -192,9 +192,9 @@ def test_idle_steps_wait_for_arrivals(programs):
     scheduler.submit(Request("late", 3, (1, 2), 2))
     plans = []
     while not scheduler.done:
-        plan = scheduler.plan()
+        plan = scheduler.prepare_step()
         plans.append(plan)
-        scheduler.commit(plan, [] if plan.program is None else run_on_machine(plan))
+        scheduler.finish_step(plan, run_on_machine(plan) if plan.requests else [])
     assert [len(p.requests) for p in plans] == [0, 0, 0, 1, 1, 1]
     assert scheduler.stats.chip_runs == 3 and scheduler.stats.steps == 6
 
@@ -206,7 +206,7 @@ def test_a_readmitted_request_holds_no_page_of_its_earlier_life(programs, gather
     """Trap: a preempted request's table kept a freed page id. "new" (the latest admitted) is
     preempted when both outgrow the pool; "old" takes one of its pages; "new" comes back with
     an empty block table and never shares a page with "old"."""
-    scheduler = make(programs, n_pages=6, prefix_caching=False)
+    scheduler = make(programs, gather=gather, n_pages=6, prefix_caching=False)
     scheduler.submit(Request("old", 0, (1, 2, 3), 9))  # 11 steps: 6 pages
     scheduler.submit(Request("new", 0, (4, 5, 6), 6))  # 8 steps: 4 pages
     last: dict = {}  # pages of "new" in the last plan it ran in
@@ -225,7 +225,7 @@ def test_a_readmitted_request_holds_no_page_of_its_earlier_life(programs, gather
             assert not pages["old"] & pages.get("new", set())
         last.update(pages)
 
-    run_checked(scheduler, watch, chip_of(scheduler, gather))
+    run_checked(scheduler, watch)
     assert scheduler.finished["new"].preemptions >= 1 and taken_over
     assert_equals_solo(programs, scheduler)
 
@@ -235,7 +235,7 @@ def test_recomputed_tokens_are_not_prefix_hits(programs):
     scheduler = make(programs, n_pages=12)
     scheduler.submit(Request("a", 0, (*SYSTEM, 2), 6))
     for _ in range(8):
-        scheduler.commit(plan := scheduler.plan(), run_on_machine(plan))
+        scheduler.finish_step(plan := scheduler.prepare_step(), run_on_machine(plan))
     scheduler.preempt()
     run_checked(scheduler)
     stats = scheduler.cache.stats
@@ -262,7 +262,7 @@ def test_admission_counts_the_free_pages_a_hit_takes(programs):
     scheduler.submit(Request("a", 0, (1, 2, 3, 4, 5), 1))  # 5 steps, 3 pages; 2 stay cached
     run_checked(scheduler)
     scheduler.submit(Request("b", scheduler.step, (7, 7), 1))  # 2 steps in its one page
-    scheduler.commit(plan := scheduler.plan(), run_on_machine(plan))
+    scheduler.finish_step(plan := scheduler.prepare_step(), run_on_machine(plan))
     scheduler.submit(Request("c", scheduler.step, (1, 2, 3, 4, 6), 1))
     run_checked(scheduler)
     assert ("c", 0) in told  # 2 free pages, both evictable and both taken by its hit
@@ -275,28 +275,26 @@ def test_admission_counts_the_free_pages_a_hit_takes(programs):
 def test_a_reused_page_never_gives_a_stale_hit(programs, gather):
     """Trap: after "a" finishes its pages are cached; other requests take them back (their
     keys dropped first); a later request with "a"'s prompt must compute its own rows."""
-    scheduler = make(programs, n_pages=6)
-    chip = chip_of(scheduler, gather)
+    scheduler = make(programs, gather=gather, n_pages=6)
     scheduler.submit(Request("a", 0, SYSTEM, 2))
-    run_checked(scheduler, chip=chip)
+    run_checked(scheduler)
     keys = page_keys(SYSTEM, 2)
     assert all(scheduler.table.lookup(key) is not None for key in keys)
     for i in range(2):
         scheduler.submit(Request(f"filler{i}", scheduler.step, (8, 8, 8, 8, 8, i), 2))
-    run_checked(scheduler, chip=chip)
+    run_checked(scheduler)
     assert any(scheduler.table.lookup(key) is None for key in keys)  # reused, keys dropped
     scheduler.submit(Request("again", scheduler.step, SYSTEM, 2))
-    run_checked(scheduler, chip=chip)
+    run_checked(scheduler)
     assert_equals_solo(programs, scheduler)
 
 
 def test_with_a_window_a_hit_serves_only_the_window(programs, gather):
     """Window 3, pages of 2: "b"'s first computed step (7) reads rows 4, 5: page 2 only,
     although "a" left pages 0..2 cached."""
-    scheduler = make(programs, window=3)
-    chip = chip_of(scheduler, gather)
+    scheduler = make(programs, gather=gather, window=3)
     scheduler.submit(Request("a", 0, (*SYSTEM, 2), 2))
-    run_checked(scheduler, chip=chip)
+    run_checked(scheduler)
     scheduler.submit(Request("b", scheduler.step, (*SYSTEM, 5), 2))
     first_steps = {}
 
@@ -304,7 +302,7 @@ def test_with_a_window_a_hit_serves_only_the_window(programs, gather):
         for step in plan.requests:
             first_steps.setdefault(step.rid, step)
 
-    run_checked(scheduler, record, chip)
+    run_checked(scheduler, record)
     b = first_steps["b"]
     assert (b.plan.step, b.first_page, len(b.block_table)) == (7, 2, 1)
     assert scheduler.cache.stats.hits == 1
@@ -317,16 +315,16 @@ def test_with_a_window_a_hit_serves_only_the_window(programs, gather):
 def test_plan_and_commit_must_alternate(programs):
     scheduler = make(programs)
     scheduler.submit(Request("a", 0, (1, 2), 3))
-    plan = scheduler.plan()
+    plan = scheduler.prepare_step()
     with pytest.raises(RuntimeError, match="commit it first"):
-        scheduler.plan()
+        scheduler.prepare_step()
     with pytest.raises(RuntimeError, match="commit it first"):
         scheduler.preempt()
     with pytest.raises(ValueError, match="got 0 results"):
-        scheduler.commit(plan, [])
-    scheduler.commit(plan, run_on_machine(plan))
+        scheduler.finish_step(plan, [])
+    scheduler.finish_step(plan, run_on_machine(plan))
     with pytest.raises(ValueError, match="not the step planned"):
-        scheduler.commit(plan, run_on_machine(plan))
+        scheduler.finish_step(plan, run_on_machine(plan))
 
 
 def test_a_new_row_goes_to_its_planned_slot_never_to_a_page_being_read(programs):
@@ -336,13 +334,13 @@ def test_a_new_row_goes_to_its_planned_slot_never_to_a_page_being_read(programs)
     for i in range(4):
         scheduler.submit(Request(i, i, (*SYSTEM[: i + 1], i), 4))
     while not scheduler.done:
-        plan = scheduler.plan()
+        plan = scheduler.prepare_step()
         read = {page for step in plan.requests for page in step.block_table}
         for step in plan.requests:
             page, offset = step.slot
             assert (page not in read) == (offset == 0)
         results = run_on_machine(plan)
-        scheduler.commit(plan, results)
+        scheduler.finish_step(plan, results)
         for step, result in zip(plan.requests, results, strict=True):
             page, offset = step.slot
             row = scheduler.table.pool[page, offset]
@@ -362,7 +360,7 @@ def test_a_rule_that_never_admits_stalls_loudly(programs):
     scheduler = make(programs, rule=Never())
     scheduler.submit(Request("a", 0, (1,), 1))
     with pytest.raises(AdmissionStalled, match="wait forever"):
-        scheduler.plan()
+        scheduler.prepare_step()
 
 
 # ---- bad input ---------------------------------------------------------------------------------
@@ -381,12 +379,22 @@ def test_bad_requests_are_refused_and_nothing_leaks(programs, request_, error, m
     scheduler = make(programs, n_pages=4)
     scheduler.submit(Request("a", 0, (1, 2), 2))
     for _ in range(2):
-        scheduler.commit(plan := scheduler.plan(), run_on_machine(plan))
+        scheduler.finish_step(plan := scheduler.prepare_step(), run_on_machine(plan))
     with pytest.raises(error, match=match):
         scheduler.submit(request_)
     run_checked(scheduler)
     assert list(scheduler.finished) == ["a"]
     assert_pool_drained(scheduler)
+
+
+def test_every_refused_request_is_an_invalid_request(programs):
+    """submit's promise: whatever it refuses raises InvalidRequest, a request too long for
+    the chip or the pool included."""
+    assert issubclass(RequestTooLong, InvalidRequest)
+    scheduler = make(programs, n_pages=4)
+    for request in (Request("long", 0, (1,) * 8, 2), Request("huge", 0, (1,) * 60, 6)):
+        with pytest.raises(InvalidRequest):
+            scheduler.submit(request)
 
 
 def test_a_window_admits_what_the_pool_or_the_chip_could_not_hold_whole(programs):
@@ -412,6 +420,39 @@ def test_peak_pages_is_what_a_request_holds_during_its_busiest_step(window, page
     assert peak_pages(steps, window, page_size) == max(held)
 
 
+def test_an_admission_its_own_plan_preempts_is_not_counted():
+    """The serving workload at B = 8 (16 pages of 4, W = 8) admits requests that the same
+    plan's room-making preempts at once. Such a life never ran: its lookup's hits, misses and
+    resumed pages must not count, or its next admission counts them again. The counts are
+    rebuilt here from what each adoption counted and whether its request ran in its plan."""
+    model = random_model(1)
+    scheduler = make(ProgramCache(model, shared_context_scales(calibrate(model, LONGEST, 8))),
+                     n_pages=16, page_size=4, batch_size=8, window=8)
+    for request in serving_requests():
+        scheduler.submit(request)
+    adoptions, adopt = [], scheduler.cache.adopt
+
+    def counting_adopt(rid, hit, computed_rows=0):
+        adoptions.append((rid, counted := adopt(rid, hit, computed_rows)))
+        return counted
+
+    scheduler.cache.adopt = counting_adopt
+    ran, withdrawn = CacheStats(), 0
+
+    def tally(_, plan) -> None:
+        nonlocal withdrawn
+        for rid, counted in adoptions:
+            if rid in plan.preempted:
+                withdrawn += 1
+            else:
+                ran.add(counted)
+        adoptions.clear()
+
+    run_checked(scheduler, tally)
+    assert withdrawn > 0, "the workload no longer preempts an admission in its own plan"
+    assert scheduler.cache.stats == ran
+
+
 # ---- chip gather against host gather -----------------------------------------------------------
 
 
@@ -430,13 +471,10 @@ def test_chip_gather_serves_the_workload_as_host_gather_does(batch_size):
     finished, stats = {}, {}
     for gather in GATHER_MODES:
         scheduler = make(ProgramCache(model, calibration), n_pages=16, page_size=4,
-                         batch_size=batch_size, window=8)
+                         batch_size=batch_size, window=8, gather=gather)
         for request in serving_requests():
             scheduler.submit(request)
-        chip = chip_of(scheduler, gather)
-        finished[gather] = scheduler.run_on_reference(run=chip.run if chip else None)
-        if chip is not None:
-            chip.check_pool()
+        finished[gather] = scheduler.run_on_reference()
         stats[gather] = scheduler.stats
     assert stats["chip"] == stats["host"]
     assert stats["host"].preemptions > 0 or batch_size < 8
@@ -457,11 +495,11 @@ class ServingMachine(RuleBasedStateMachine):
 
     @initialize(n_pages=st.integers(4, 10), page_size=st.sampled_from([1, 2, 4]),
                 batch_size=st.integers(1, 4), window=st.sampled_from([None, None, 3, 6]),
-                caching=st.booleans(), gather=st.sampled_from(GATHER_MODES))
+                caching=st.booleans(), gather=st.sampled_from(list(GATHER_MODES)))
     def setup(self, n_pages, page_size, batch_size, window, caching, gather):
         self.scheduler = make(self.programs, n_pages=n_pages, page_size=page_size,
-                              batch_size=batch_size, window=window, prefix_caching=caching)
-        self.chip = chip_of(self.scheduler, gather)
+                              batch_size=batch_size, window=window, prefix_caching=caching,
+                              gather=gather)
         self.next_id = 0
 
     @rule(system=st.sampled_from([SYSTEM, SYSTEM, SYSTEM[:3], ()]),  # shared prompts often
@@ -477,13 +515,13 @@ class ServingMachine(RuleBasedStateMachine):
 
     @rule()
     def step(self):
-        plan = self.scheduler.plan()
-        hits = self.scheduler.cache.stats.hits
-        if plan.program is None:
-            results = []
-        else:
-            results = self.chip.run(plan) if self.chip is not None else run_on_machine(plan)
-        self.scheduler.commit(plan, results)
+        scheduler = self.scheduler
+        plan = scheduler.prepare_step()
+        hits = scheduler.cache.stats.hits
+        run = run_reference(plan) if plan.requests else None
+        scheduler.finish_step(plan, run.results if run else [])
+        if run is not None and scheduler.gather == "chip":
+            check_pools(scheduler.programs, run.ext, scheduler.table)
         for name, happened in (("out of pages: preempted", plan.preempted),
                                ("batch of several", len(plan.requests) > 1),
                                ("prefix hit", self.scheduler.cache.stats.hits > hits),
@@ -500,11 +538,9 @@ class ServingMachine(RuleBasedStateMachine):
     @invariant()
     def pool_is_conserved(self):
         self.scheduler.check_invariants()
-        if self.chip is not None:
-            self.chip.check_pool()
 
     def teardown(self):
-        run_checked(self.scheduler, chip=self.chip)
+        run_checked(self.scheduler)
         assert_equals_solo(self.programs, self.scheduler)
         assert_pool_drained(self.scheduler)
 

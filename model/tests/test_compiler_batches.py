@@ -1,8 +1,8 @@
-"""Batched decode programs (model.batch_compiler): every request equals its solo run, exactly.
+"""Steps of B requests (model.compiler): every request equals its solo run, exactly.
 
-The solo program (model.compiler.compile_step / run_step) is the reference: for random batches
-of random contexts, each request's logits, token and new K/V rows must be the same integers.
-Cycle counts are closed-form functions of the programs, so the throughput checks are exact.
+The solo step (B = 1, a decode's layout) is the reference: for random batches of random
+contexts, each request's logits, token and new K/V rows must be the same integers. Cycle counts
+are closed-form functions of the programs, so the throughput checks are exact.
 """
 
 from __future__ import annotations
@@ -15,22 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.batch_compiler import (
-    BATCH_MAX,
-    BatchLayout,
-    BatchProgramCache,
-    batching_ceiling,
-    compile_batch,
-    main,
-    measure,
-    requant_runs,
-    run_batch,
-    shared_context_scales,
-    solo_throughput,
-)
-from model.compiler import Requant, calibrate, max_context, run_step
-from model.host import ProgramCache
-from model.isa import ChipConfig, Op, disassemble
+from model.compiler.cache import ProgramCache
+from model.compiler.inputs import host_gather_inputs, run_reference
+from model.compiler.layout import BATCH_MAX, Layout, max_context
+from model.compiler.program import requant_runs
+from model.compiler.quantize import Requant, calibrate, shared_context_scales
+from model.isa import ChipConfig, Op
+from model.throughput import batching_ceiling, main, step_cycles, throughput_table
 from model.tiny_lm import random_model
 
 CFG = ChipConfig()
@@ -44,9 +35,15 @@ def calibration():
 
 @pytest.fixture(scope="module", params=["per-context scales", "shared scales"])
 def programs(request, calibration) -> ProgramCache:
+    """Batch programs (a serving layout of BATCH_MAX requests)."""
     if request.param == "shared scales":
         calibration = shared_context_scales(calibration)
-    return ProgramCache(random_model(2), calibration, CFG)
+    return ProgramCache(random_model(2), calibration, CFG, max_batch=BATCH_MAX)
+
+
+def solo_programs(programs: ProgramCache) -> ProgramCache:
+    """The same model's solo programs: a decode's layout, one request."""
+    return ProgramCache(programs.model, programs.calibration, CFG)
 
 
 def random_inputs(programs: ProgramCache, contexts, rng):
@@ -58,9 +55,21 @@ def random_inputs(programs: ProgramCache, contexts, rng):
     return xs, kcs, vcs
 
 
+def run(programs: ProgramCache, contexts, xs, kcs, vcs):
+    return run_reference(host_gather_inputs(programs.get(contexts), xs, kcs, vcs)).results
+
+
 def outputs(result) -> tuple:
     return (result.logits_int.tolist(), result.token, result.k_new.tolist(),
             result.v_new.tolist())
+
+
+def assert_equal_to_solo(programs: ProgramCache, contexts, xs, kcs, vcs) -> None:
+    solo = solo_programs(programs)
+    batch = run(programs, contexts, xs, kcs, vcs)
+    for i, n in enumerate(contexts):
+        alone = run(solo, [n], [xs[i]], [kcs[i]], [vcs[i]])[0]
+        assert outputs(batch[i]) == outputs(alone), f"request {i} of contexts {contexts}"
 
 
 @settings(max_examples=25, deadline=None)
@@ -68,43 +77,36 @@ def outputs(result) -> tuple:
        seed=st.integers(0, 2**16))
 def test_every_request_equals_its_solo_run(programs, contexts, seed):
     rng = np.random.default_rng(seed)
-    xs, kcs, vcs = random_inputs(programs, contexts, rng)
-    batch = run_batch(compile_batch(programs, contexts), xs, kcs, vcs)
-    for i, n in enumerate(contexts):
-        solo = run_step(programs.get(n), xs[i], kcs[i], vcs[i])
-        assert outputs(batch.steps[i]) == outputs(solo), f"request {i} of contexts {contexts}"
+    assert_equal_to_solo(programs, contexts, *random_inputs(programs, contexts, rng))
 
 
 def test_short_contexts_and_full_batches_equal_solo(programs):
     """The edges the random draw may miss: context 1 (no cached rows), 64, eight requests."""
     rng = np.random.default_rng(7)
     for contexts in ([1] * BATCH_MAX, [LONGEST] * BATCH_MAX, [1, LONGEST, 2, LONGEST - 1]):
-        xs, kcs, vcs = random_inputs(programs, contexts, rng)
-        batch = run_batch(compile_batch(programs, contexts), xs, kcs, vcs)
-        for i, n in enumerate(contexts):
-            assert outputs(batch.steps[i]) == outputs(run_step(programs.get(n), xs[i], kcs[i],
-                                                               vcs[i]))
+        assert_equal_to_solo(programs, contexts, *random_inputs(programs, contexts, rng))
 
 
 def matmuls(program) -> int:
-    return sum(instr.op == Op.MATMUL for instr in disassemble(program.words))
+    return sum(instr.op == Op.MATMUL for instr in program.instructions())
 
 
 def test_shared_scales_run_each_projection_as_one_matmul(calibration):
     """Q, K, V, output and LM head: 5 matmuls for any batch, plus 2 per request (attention)."""
-    programs = ProgramCache(random_model(2), shared_context_scales(calibration), CFG)
+    programs = ProgramCache(random_model(2), shared_context_scales(calibration), CFG,
+                            max_batch=BATCH_MAX)
     contexts = [1, 5, 9, 30, 64, 2, 3, 17]
-    assert matmuls(compile_batch(programs, contexts)) == 5 + 2 * len(contexts)
+    assert matmuls(programs.get(contexts)) == 5 + 2 * len(contexts)
 
 
 def test_per_context_scales_split_projections_by_requant(calibration):
     """Different contexts have different Q/output/LM-head requants: one matmul per run of them."""
-    programs = ProgramCache(random_model(2), calibration, CFG)
+    programs = ProgramCache(random_model(2), calibration, CFG, max_batch=BATCH_MAX)
     contexts = [1, 1, 2, 1]
-    q_runs = requant_runs([programs.get(n).scales.requants["q"] for n in contexts])
+    q_runs = requant_runs([programs.scales(n).requants["q"] for n in contexts])
     assert [rows for _, rows in q_runs] == [2, 1, 1]
     # K and V scales are shared by every context: one matmul each; Q, out, logits: three each
-    assert matmuls(compile_batch(programs, contexts)) == 2 + 3 * 3 + 2 * len(contexts)
+    assert matmuls(programs.get(contexts)) == 2 + 3 * 3 + 2 * len(contexts)
 
 
 def test_requant_runs():
@@ -116,37 +118,36 @@ def test_requant_runs():
 def test_one_layout_for_every_batch(programs):
     """Weights, inputs and outputs sit at the same addresses whatever the contexts: a testbench
     loads the weights once. The largest batch fits the chip."""
-    layouts = {compile_batch(programs, c).layout for c in ([1], [64] * BATCH_MAX, [3, 9])}
+    layouts = {programs.get(c).layout for c in ([1], [64] * BATCH_MAX, [3, 9])}
     assert len(layouts) == 1
     (layout,) = layouts
-    assert layout == BatchLayout.for_model(programs.model, CFG)
+    assert layout == Layout.for_model(programs.model, CFG, BATCH_MAX)
     assert layout.end <= CFG.ext_words
-    weights = {compile_batch(programs, c).weight_words.tobytes() for c in ([1], [7, 8])}
-    assert weights == {programs.get(1).weight_words.tobytes()}
+    weights = {programs.get(c).weight_words.tobytes() for c in ([1], [7, 8])}
+    assert weights == {solo_programs(programs).get(1).weight_words.tobytes()}
 
 
 def test_batch_programs_are_cached_by_contexts(programs):
-    cache = BatchProgramCache(programs)
-    assert cache.get([2, 3]) is cache.get((2, 3))
-    assert cache.get([3, 2]) is not cache.get([2, 3])
-    assert cache.x_table is programs.x_table
+    assert programs.get([2, 3]) is programs.get((2, 3))
+    assert programs.get([3, 2]) is not programs.get([2, 3])
+    assert programs.get(4) is programs.get([4])
 
 
 @pytest.mark.parametrize("contexts", [[], [1] * (BATCH_MAX + 1), [0], [LONGEST + 1]])
 def test_bad_batches_are_refused(programs, contexts):
-    with pytest.raises(ValueError, match=r"batch holds|outside"):
-        compile_batch(programs, contexts)
+    with pytest.raises(ValueError, match=r"runs 1\.\.8 requests|outside"):
+        programs.get(contexts)
 
 
 def test_wrong_inputs_are_refused(programs):
-    program = compile_batch(programs, [3, 1])
+    program = programs.get([3, 1])
     x = programs.x_table[0]
     rows = np.zeros((2, programs.model.dim), dtype=np.int64)
     none = rows[:0]
     with pytest.raises(ValueError, match="takes 2 cached rows"):
-        program.image([x, x], [rows[:1], none], [rows, none])
+        host_gather_inputs(program, [x, x], [rows[:1], none], [rows, none])
     with pytest.raises(ValueError, match="takes as many"):
-        program.image([x], [rows], [rows])
+        host_gather_inputs(program, [x], [rows], [rows])
 
 
 # ---- throughput --------------------------------------------------------------------------------
@@ -154,17 +155,22 @@ def test_wrong_inputs_are_refused(programs):
 
 @pytest.mark.parametrize("context", [1, 8, 64])
 def test_one_request_costs_what_the_solo_program_costs(programs, context):
-    """At B = 1 the batch program does the solo program's work: the same cycles, unit by unit."""
-    assert measure(programs, 1, context).cycles == solo_throughput(programs, context).cycles
+    """At B = 1 a serving layout's step does a decode's solo step: the same cycles, unit by unit
+    (the layouts differ only in addresses)."""
+    rng = np.random.default_rng(context)
+    xs, kcs, vcs = random_inputs(programs, [context], rng)
+    batch = run(programs, [context], xs, kcs, vcs)[0]
+    solo = run(solo_programs(programs), [context], xs, kcs, vcs)[0]
+    assert batch.counters == solo.counters
 
 
 def test_throughput_grows_with_the_batch(programs):
     """Tokens per 1,000 cycles rise with B; at context 1, eight requests reach 2.5x one."""
-    for context in (1, 8, 32):
-        rates = [measure(programs, b, context).tokens_per_kilocycle for b in (1, 2, 4, 8)]
-        assert rates == sorted(rates) and len(set(rates)) == 4
-    short = [measure(programs, b, 1).tokens_per_kilocycle for b in (1, 8)]
-    assert short[1] / short[0] >= 2.5
+    table = throughput_table(programs, contexts=(1, 8, 32))
+    for rates in table.values():
+        values = list(rates.values())
+        assert values == sorted(values) and len(set(values)) == 4
+    assert table[1][8] / table[1][1] >= 2.5
 
 
 def test_a_batch_grows_by_a_fixed_cost_per_request_and_per_tile_row(programs):
@@ -174,7 +180,7 @@ def test_a_batch_grows_by_a_fixed_cost_per_request_and_per_tile_row(programs):
     """
     n = CFG.array_n
     for ceiling in batching_ceiling(programs, (1, 8)):
-        cycles = [measure(programs, b, ceiling.context).cycles[0] for b in range(1, 2 * n + 1)]
+        cycles = [step_cycles(programs, [ceiling.context] * b) for b in range(1, 2 * n + 1)]
         steps = [after - before for before, after in pairwise(cycles)]
         opens_a_row = [(batch % n) == 0 for batch in range(1, 2 * n)]  # batch -> batch + 1
         assert len({s for s, new_row in zip(steps, opens_a_row, strict=True) if not new_row}) == 1

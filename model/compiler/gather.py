@@ -1,0 +1,167 @@
+"""Who moves a step's cached rows: the gather modes, as strategies of the one program builder.
+
+In host gather (the chapter's flow) the host copies the rows each request reads into its
+kc/vc slot of external memory, and the program LOADs them. In chip gather the KV pools live in
+the chip's external memory (``Layout.pool``) and the program reads and writes them itself,
+through one block table per request, with the paged instructions (hw/ISA.md, "Paged
+instructions"), as production paged attention does:
+
+    LOAD kc_i, LOAD vc_i   ->  PLOAD of table i's rows 0 .. n_i-2 from the key pool, the values'
+    (after STORE v_new)    +   PSTORE of k_new[i] and v_new[i] into table i's row n_i-1
+    (first, on a copy)     +   PCOPY of the copy pair's page in the key pool, then the values'
+
+Table row 0 of a request's table is the first row its step reads (``step_table``); a step
+whose new row lands in a page another request shares first copies it (copy-on-write, a solo
+fork's case: the prefix cache of serving shares full pages only, never written).
+
+The pools hold, word for word, the page table's pool (``pool_words``): a held page exactly its
+rows, a freed page what it held when freed. ``pool_differences`` names the first word that
+is not, so a row written to the wrong slot fails at the step that wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+from model import machine
+from model.compiler.layout import Layout, Scratchpad
+from model.geometry import page_of, slot_of
+from model.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore
+from model.paged import PageTable
+
+KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
+COPY_BUFFER = 0  # scratchpad address PCOPY's rows pass through (the weights land there later)
+
+
+class HostGather:
+    """The host copies each request's rows into its kc/vc slot; the program LOADs them."""
+
+    mode = "host"
+
+    def reads(self, layout: Layout, index: int, context: int, keys: int,
+              values: int) -> list[Instr]:
+        """Request ``index``'s cached rows into the scratchpad at ``keys`` and ``values``."""
+        if context == 1:
+            return []
+        rows = (context - 1) * layout.dim
+        return [load(layout.kc_slot(index), keys, rows), load(layout.vc_slot(index), values, rows)]
+
+    def new_rows(self, layout: Layout, pad: Scratchpad, contexts: tuple[int, ...]
+                 ) -> list[Instr]:
+        """Nothing: the host caches the new rows it reads from the outputs."""
+        return []
+
+    def prologue(self, layout: Layout, copy: bool) -> list[Instr]:
+        if copy:
+            raise ValueError("host gather copies pages in the host: its programs copy none")
+        return []
+
+
+class ChipGather:
+    """The chip reads and writes each request's rows in the pools, through its block table."""
+
+    mode = "chip"
+
+    def _paged(self, make, layout: Layout, index: int, sram: int, pool: int, length: int,
+               row: int = 0) -> Instr:
+        geometry = layout.pool
+        instr = make(layout.table(index), sram, pool, layout.dim, length, geometry.page_shift,
+                     geometry.n_pages, row=row)
+        if paged_geometry(instr).entries > PT_ENTRIES:
+            raise ValueError(f"{instr} reads more than {PT_ENTRIES} table entries: use larger "
+                             "pages or a shorter window")
+        return instr
+
+    def reads(self, layout: Layout, index: int, context: int, keys: int,
+              values: int) -> list[Instr]:
+        if context == 1:
+            return []
+        return [self._paged(pload, layout, index, keys, layout.k_pool, context - 1),
+                self._paged(pload, layout, index, values, layout.v_pool, context - 1)]
+
+    def new_rows(self, layout: Layout, pad: Scratchpad, contexts: tuple[int, ...]
+                 ) -> list[Instr]:
+        """Each request's new key and value rows into table row context - 1 of its pools."""
+        d = layout.dim
+        return [self._paged(pstore, layout, i, new + i * d, pool, 1, row=n - 1)
+                for i, n in enumerate(contexts)
+                for new, pool in ((pad.k_new, layout.k_pool), (pad.v_new, layout.v_pool))]
+
+    def prologue(self, layout: Layout, copy: bool) -> list[Instr]:
+        """On copy-on-write, the pair's source page copied to its destination in both pools."""
+        if not copy:
+            return []
+        geometry = layout.pool
+        return [pcopy(layout.pair, COPY_BUFFER, pool, layout.dim, geometry.page_size,
+                      geometry.page_shift, geometry.n_pages)
+                for pool in (layout.k_pool, layout.v_pool)]
+
+
+Gather = HostGather | ChipGather
+GATHER_MODES = {"host": HostGather, "chip": ChipGather}
+
+
+def gather_for(mode: str) -> Gather:
+    """The strategy of a gather mode, by name ("host" or "chip")."""
+    if mode not in GATHER_MODES:
+        raise ValueError(f"gather must be one of {tuple(GATHER_MODES)}, got {mode!r}")
+    return GATHER_MODES[mode]()
+
+
+# ---- chip gather's block tables and pools ----------------------------------------------------
+
+
+def step_table(table: PageTable, rid: Hashable, first_row: int, last_row: int) -> np.ndarray:
+    """The block table of one step: rows first_row .. last_row of request ``rid`` are table rows
+    0 ..: the header is first_row's slot, the entries the pages from first_row's page to
+    last_row's (its block table's, past the pages a window released)."""
+    size = table.page_size
+    dropped = page_of(table.first_row(rid), size)
+    pages = table.block_table(rid)[page_of(first_row, size) - dropped:
+                                   page_of(last_row, size) - dropped + 1]
+    return np.array([slot_of(first_row, size), *pages], dtype=np.int64)
+
+
+def pool_words(table: PageTable) -> np.ndarray:
+    """The words the key pool and then the value pool hold for this page table's pool."""
+    rows = np.asarray(table.pool)  # (n_pages, page_size, 2, dim)
+    return np.concatenate([machine.words(rows[:, :, part, :].reshape(-1))
+                           for part in (KEY, VALUE)])
+
+
+@dataclass(frozen=True)
+class PoolWord:
+    """Where a word of the pools lies: which pool, page, slot and word of the row."""
+
+    part: str  # "key" or "value"
+    page: int
+    slot: int
+    column: int
+
+
+def locate_pool_word(layout: Layout, offset: int) -> PoolWord:
+    """The place of the word ``offset`` words after the key pool's start."""
+    pool = layout.pool
+    part, within = divmod(offset, pool.words)
+    page, rest = divmod(within, pool.page_size * pool.dim)
+    slot, column = divmod(rest, pool.dim)
+    return PoolWord(("key", "value")[part], page, slot, column)
+
+
+def pool_differences(layout: Layout, got: np.ndarray, table: PageTable) -> list[str]:
+    """How the pools' words (``got``, from the key pool's start on) depart from the page
+    table's: empty when every held page holds exactly its rows and a free page what it held."""
+    want = pool_words(table)
+    got = np.asarray(got, dtype=np.uint32)
+    differing = np.flatnonzero(want != got)
+    if differing.size == 0:
+        return []
+    first = int(differing[0])
+    word = locate_pool_word(layout, first)
+    held = "held" if table.refcount(word.page) else "free"
+    return [f"{word.part} pool, page {word.page} ({held}), slot {word.slot}, word {word.column} "
+            f"(address {layout.k_pool + first}): expected {int(want[first]):#010x}, got "
+            f"{int(got[first]):#010x} ({differing.size} words differ)"]

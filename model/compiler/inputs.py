@@ -1,0 +1,140 @@
+"""What a host hands the chip for one step, and the reference machine's run of it.
+
+``StepInputs`` is the one record of a step's inputs, for B requests in either gather mode: the
+program, and per request its step rule plan, input token and x row, and what its cached rows
+need (host gather: the rows it gathered; chip gather: its block table), plus chip gather's
+copy-on-write pair and the pools as the chip holds them before the step. ``image()`` is the
+whole external memory of the run, which is exactly what the reference machine runs (here,
+``run_reference``) and what the testbench's scoreboard predicts from. The reference host,
+the serving scheduler and the testbench all exchange steps as this record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model import machine
+from model.compiler.program import StepProgram, StepResult
+from model.step_rule import StepPlan, plan_step
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestInputs:
+    """One request's part of a step."""
+
+    rid: Hashable
+    plan: StepPlan  # the step rule's plan: step, context, rows read, trim point
+    token: int  # the input token
+    x: np.ndarray  # (dim,) int8 embedding of the input token
+    kc: np.ndarray | None = None  # host gather: (context - 1, dim) int8 keys of the rows read
+    vc: np.ndarray | None = None  # host gather: the values
+    table: np.ndarray | None = None  # chip gather: its block table, header then pages
+
+    def __post_init__(self) -> None:
+        rows = self.plan.context - 1
+        for name in ("kc", "vc"):
+            got = getattr(self, name)
+            if got is not None and np.shape(got) != (rows, np.shape(self.x)[0]):
+                raise ValueError(f"request {self.rid!r} at context {self.plan.context} takes "
+                                 f"{rows} cached rows, got {name} of shape {np.shape(got)}")
+
+    @property
+    def host_words(self) -> int:
+        """Words the host writes for this request's cached rows: every row read (host gather),
+        or its block table (chip gather)."""
+        if self.table is not None:
+            return int(self.table.size)
+        return int(self.kc.size + self.vc.size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepInputs:
+    """One chip run: a program and its requests' inputs (the module docstring)."""
+
+    program: StepProgram | None  # None: an idle serving step, nothing runs
+    requests: tuple[RequestInputs, ...] = ()
+    pair: tuple[int, int] | None = None  # chip gather: the page copy the chip makes first
+    pool_words: np.ndarray | None = field(default=None, repr=False)  # chip gather: the pools
+
+    @property
+    def contexts(self) -> tuple[int, ...]:
+        return tuple(r.plan.context for r in self.requests)
+
+    def x_writes(self) -> dict[int, np.ndarray]:
+        """The x rows, {address: words}: the program's own inputs."""
+        return {self.program.layout.x: machine.words(np.concatenate([r.x for r in
+                                                                      self.requests]))}
+
+    def cache_writes(self) -> dict[int, np.ndarray]:
+        """What the host writes for the cached rows, {address: words}: each request's rows
+        into its kc/vc slot (host gather), or its block table and the copy pair (chip)."""
+        layout, writes = self.program.layout, {}
+        for i, request in enumerate(self.requests):
+            if request.table is not None:
+                writes[layout.table(i)] = machine.words(request.table)
+            elif request.plan.context > 1:
+                writes[layout.kc_slot(i)] = machine.words(request.kc.reshape(-1))
+                writes[layout.vc_slot(i)] = machine.words(request.vc.reshape(-1))
+        if self.pair is not None:
+            writes[layout.pair] = machine.words(np.asarray(self.pair))
+        return writes
+
+    @property
+    def host_words(self) -> int:
+        """Words the host writes for the cached rows this step."""
+        return sum(r.host_words for r in self.requests) + (2 if self.pair else 0)
+
+    def image(self) -> np.ndarray:
+        """The whole external memory of the run: program, weights, inputs, and in chip
+        gather the pools."""
+        if self.program is None:
+            raise ValueError("an idle step has no chip run")
+        layout = self.program.layout
+        ext = np.zeros(layout.end, dtype=np.uint32)
+        ext[: self.program.words.size] = self.program.words
+        ext[layout.weights : layout.weights + layout.weight_words] = self.program.weight_words
+        for address, words in (self.x_writes() | self.cache_writes()).items():
+            ext[address : address + words.size] = words
+        if self.pool_words is not None:
+            start, end = layout.pools
+            ext[start:end] = self.pool_words
+        return ext
+
+    def read_results(self, ext: np.ndarray, counters: machine.Counters) -> list[StepResult]:
+        """Every request's outputs from the final external memory."""
+        return self.program.read_results(ext, counters)
+
+
+def host_gather_inputs(program: StepProgram, xs: Sequence[np.ndarray],
+                       kcs: Sequence[np.ndarray], vcs: Sequence[np.ndarray]) -> StepInputs:
+    """A host-gather run of ``program`` on given rows, each request i at its context with no
+    window (its plan: step n_i, rows 0 .. n_i-2): for checks and measurements that choose
+    the rows themselves rather than a host."""
+    if not len(xs) == len(kcs) == len(vcs) == program.batch:
+        raise ValueError(f"a step of {program.batch} requests takes as many x, kc and vc, got "
+                         f"{len(xs)}, {len(kcs)} and {len(vcs)}")
+    d = program.layout.dim
+    requests = tuple(
+        RequestInputs(rid=i, plan=plan_step(n, None), token=-1,
+                      x=np.asarray(x, np.int64).reshape(d),
+                      kc=np.asarray(kc, np.int64).reshape(-1, d),
+                      vc=np.asarray(vc, np.int64).reshape(-1, d))
+        for i, (n, x, kc, vc) in enumerate(zip(program.contexts, xs, kcs, vcs, strict=True)))
+    return StepInputs(program=program, requests=requests)
+
+
+@dataclass
+class ReferenceRun:
+    """The reference machine's run of a step: each request's outputs, the final memory."""
+
+    results: list[StepResult]
+    ext: np.ndarray
+
+
+def run_reference(inputs: StepInputs) -> ReferenceRun:
+    """Run one step's image on the reference machine; an error stop raises MachineError."""
+    run = machine.run(inputs.image(), inputs.program.cfg, raise_on_error=True)
+    return ReferenceRun(inputs.read_results(run.ext, run.counters), run.ext)

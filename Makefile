@@ -37,7 +37,7 @@ STARTED := $(shell date +%s.%N)
 run: setup
 	$(PY) -m scripts.main_job --jobs $(JOBS) --started $(STARTED)
 
-## regress: a suite of scripts/suites.py, SEEDS seeds each: make regress SUITE=full SEEDS=20 JOBS=2
+## regress: a suite of verif/regress/suites.py, SEEDS seeds each: make regress SUITE=full SEEDS=20 JOBS=2
 ##          EXECUTOR=dask: on a Dask cluster (a local one of JOBS workers, or DASK_SCHEDULER=
 ##          tcp://host:port); SHARD=i/N: only the i-th of N shards, into out/shards/<suite>/<i>ofN/
 SUITE ?= smoke
@@ -59,11 +59,7 @@ regress-merge: setup
 ## bench: the benchmarks (page table vs the chapter's, chip cycles per second, chip gather's
 ##        indirection, a step's cost against context and pool size)
 bench: setup
-	$(PY) -m scripts.bench_paged
-	$(PY) -m scripts.bench_chip
-	$(PY) -m scripts.bench_tb
-	$(PY) -m scripts.bench_gather
-	$(PY) -m scripts.bench_scaling
+	$(PY) -m scripts.bench
 
 ## test: lint, then the whole test suite, in parallel on $(JOBS) workers
 test: setup lint
@@ -97,11 +93,11 @@ waves: setup
 
 ## coverage: merge the functional coverage of every passing run under out/runs and print it
 coverage: setup
-	$(PY) -m verif.coverage_report
+	$(PY) -m scripts.coverage
 
 ## mutants: the RTL mutation run: generated mutants of every module of hw/rtl (seeded), each
 ##          built and run against the suite rtl-mutation on Verilator, JOBS at a time;
-##          out/mutants.json, out/mutants.md; fails under 95% caught (scripts/rtl_mutants.py)
+##          out/mutants.json, out/mutants.md; fails under 95% caught (verif/mutation/rtl_run.py)
 .PHONY: mutants
 mutants: setup
-	$(PY) -m scripts.rtl_mutants --workers $(JOBS)
+	$(PY) -m scripts.mutants --workers $(JOBS)

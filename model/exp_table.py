@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from model.paths import RTL_DIR
+
 EXP_ENTRIES = 256  # table size: the index is max(x) - x[i] of int8 inputs
 EXP_ONE = 65535  # the table value for d = 0 (probability weight 1.0)
 EXP_STEPS_PER_UNIT = 16  # one input step is 1/16 of a natural-log unit
@@ -26,7 +28,7 @@ def exp_entry(d: int) -> int:
 
 EXP: tuple[int, ...] = tuple(exp_entry(d) for d in range(EXP_ENTRIES))
 
-RTL_PATH = Path(__file__).resolve().parent.parent / "hw" / "rtl" / "exp_lut.v"
+RTL_PATH = RTL_DIR / "exp_lut.v"
 
 _HEADER = """\
 `default_nettype none

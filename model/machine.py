@@ -9,7 +9,7 @@ operation, so it runs far faster than either simulator.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import accumulate
 
 import numpy as np
@@ -28,6 +28,7 @@ from model.isa import (
     ErrorCode,
     Instr,
     Op,
+    assemble,
     decode,
     exec_cycles,
     overhead_cycles,
@@ -95,56 +96,38 @@ def _laid_out(fields: Sequence[CounterField]) -> tuple[CounterField, ...]:
     return tuple(replace(f, lsb=lsb) for f, lsb in zip(fields, offsets, strict=True))
 
 
-# ISA.md's order, which is also the bus's from bit 0 up; adding a counter is one line here (and
-# its logic in hw/rtl/controller.v), then `python -m model.rtl_defs`
-COUNTER_FIELDS: tuple[CounterField, ...] = _laid_out((
-    CounterField("total", "cnt_total", 32),
-    CounterField("dma", "cnt_dma", 32),
-    CounterField("mat", "cnt_mat", 32),
-    CounterField("vec", "cnt_vec", 32),
-    CounterField("sm", "cnt_sm", 32),
-    CounterField("instr", "ev_instr", 32),
-    CounterField("sat", "ev_sat", 32),
-    CounterField("ops", "ev_ops", 16, per_opcode=True),
-    CounterField("dma_words", "ev_dma_words", 32),
-    CounterField("sm_max_len", "ev_sm_max_len", 16),
-    CounterField("sm_range", "ev_sm_range", 8),
-    CounterField("pt_words", "ev_pt_words", 32),
-))
-COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
-# the RTL's width of each count: counts wrap modulo 2^width, the two running maxima
-# (sm_max_len, sm_range) never exceed theirs
-COUNTER_WIDTHS = {f.name: f.width for f in COUNTER_FIELDS}
-_OPS = next(f for f in COUNTER_FIELDS if f.name == "ops")
+def counter(hw_name: str, width: int, *, per_opcode: bool = False, cycles: bool = False):
+    """A field of ``Counters``: its RTL register, its width, and whether it counts per opcode
+    or counts cycles. The field's name, type and default come from the class body."""
+    metadata = {"counter": CounterField("", hw_name, width, per_opcode), "cycles": cycles}
+    return field(default=(0,) * N_OPCODES if per_opcode else 0, metadata=metadata)
 
 
 @dataclass
 class Counters:
-    """What the chip reports after done: five cycle counters and the event counters.
+    """What the chip reports after done: the cycle counters and the event counters.
 
-    Field order is ISA.md's ("Counters") and COUNTER_FIELDS's: cnt_total .. cnt_sm, ev_instr,
-    ev_sat, then ev_ops (one count per opcode, HALT first), ev_dma_words, ev_sm_max_len,
-    ev_sm_range.
+    The one definition of the chip's counters: the fields below, in hw/ISA.md's order, which
+    is also the packed bus's from bit 0 up (``COUNTER_FIELDS``). Adding a counter is one line
+    here (and its logic in hw/rtl/controller.v), then `python -m model.rtl_defs`.
     """
 
-    total: int = 0
-    dma: int = 0
-    mat: int = 0
-    vec: int = 0
-    sm: int = 0
-    instr: int = 0
-    sat: int = 0
-    ops: tuple[int, ...] = (0,) * N_OPCODES  # instructions that passed their check, per opcode
-    dma_words: int = 0  # words moved by LOAD and STORE
-    sm_max_len: int = 0  # the longest SOFTMAX len
-    sm_range: int = 0  # the largest max - min of a SOFTMAX input (the exp-table index range)
-    pt_words: int = 0  # block-table words the paged instructions read
+    total: int = counter("cnt_total", 32, cycles=True)  # every cycle of the run
+    dma: int = counter("cnt_dma", 32, cycles=True)  # EXEC of the DMA's instructions
+    mat: int = counter("cnt_mat", 32, cycles=True)
+    vec: int = counter("cnt_vec", 32, cycles=True)
+    sm: int = counter("cnt_sm", 32, cycles=True)
+    instr: int = counter("ev_instr", 32)  # instructions that passed their check
+    sat: int = counter("ev_sat", 32)  # outputs clamped to int8
+    ops: tuple[int, ...] = counter("ev_ops", 16, per_opcode=True)  # ev_instr, per opcode
+    dma_words: int = counter("ev_dma_words", 32)  # words moved by LOAD, STORE, paged ops
+    sm_max_len: int = counter("ev_sm_max_len", 16)  # the longest SOFTMAX len
+    sm_range: int = counter("ev_sm_range", 8)  # the largest max - min of a SOFTMAX input
+    pt_words: int = counter("ev_pt_words", 32)  # block-table words the paged ops read
 
-    CYCLE_NAMES = ("total", "dma", "mat", "vec", "sm")
-
-    def cycles(self) -> tuple[int, int, int, int, int]:
-        """The five cycle counters, in ISA.md's order."""
-        return (self.total, self.dma, self.mat, self.vec, self.sm)
+    def cycles(self) -> tuple[int, ...]:
+        """The cycle counters (total first), in ISA.md's order."""
+        return tuple(getattr(self, name) for name in CYCLE_NAMES)
 
     def op_count(self, op: Op) -> int:
         return self.ops[int(op)]
@@ -170,6 +153,34 @@ class Counters:
             value = getattr(self, name)
             setattr(self, name, tuple(v & mask for v in value) if isinstance(value, tuple)
                     else value & mask)
+
+
+COUNTER_FIELDS: tuple[CounterField, ...] = _laid_out(tuple(
+    replace(f.metadata["counter"], name=f.name) for f in fields(Counters)))
+COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
+# the RTL's width of each count: counts wrap modulo 2^width, the two running maxima
+# (sm_max_len, sm_range) never exceed theirs
+COUNTER_WIDTHS = {f.name: f.width for f in COUNTER_FIELDS}
+CYCLE_NAMES = tuple(f.name for f in fields(Counters) if f.metadata["cycles"])
+_OPS = next(f for f in COUNTER_FIELDS if f.per_opcode)
+
+
+def counter_differences(expected: Counters, got: Counters) -> list[str]:
+    """One line per counter that differs, in hw/ISA.md's order; a per-opcode counter gives
+    one line per differing opcode, named by it: 'counter ops[MATMUL]: expected 4, got 3'."""
+    lines = []
+    for name, want in expected.as_dict().items():
+        have = getattr(got, name)
+        if isinstance(want, list):
+            lines += [f"counter {name}[{_opcode_name(i)}]: expected {w}, got {h}"
+                      for i, (w, h) in enumerate(zip(want, have, strict=True)) if w != h]
+        elif want != have:
+            lines.append(f"counter {name}: expected {want}, got {have}")
+    return lines
+
+
+def _opcode_name(index: int) -> str:
+    return Op(index).name if index < N_OPCODES else str(index)
 
 
 def counter_fields_at(bits: Iterable[int]) -> list[CounterField]:
@@ -223,6 +234,14 @@ def words(values) -> np.ndarray:
 def int8_of(mem_words: np.ndarray) -> np.ndarray:
     """The int8 operand in each word's low byte."""
     return (np.asarray(mem_words) & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
+
+
+def run_instruction(instr: Instr, sram: np.ndarray, cfg: ChipConfig | None = None) -> RunResult:
+    """One instruction (then HALT) on a scratchpad holding ``sram``: the prediction of a unit's
+    block test, which drives one command into the unit with no controller around it."""
+    machine = Machine(assemble([instr]), cfg)
+    machine.sram[:] = sram
+    return machine.run(raise_on_error=True)
 
 
 class Machine:

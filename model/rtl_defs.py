@@ -32,6 +32,7 @@ from model.isa import (
     Op,
 )
 from model.machine import COUNTER_FIELDS, COUNTERS_W
+from model.paths import HW_DIR
 
 
 class ControllerState(IntEnum):
@@ -44,7 +45,6 @@ class ControllerState(IntEnum):
     DONE = 4  # the run has stopped
 
 
-HW_DIR = Path(__file__).resolve().parent.parent / "hw"
 HEADER_PATH = HW_DIR / "rtl" / "chip_defs.vh"
 OPCODE_FILTER_PATH = HW_DIR / "gtkwave" / "opcode.filter"
 STATE_FILTER_PATH = HW_DIR / "gtkwave" / "state.filter"

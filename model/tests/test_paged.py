@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,8 +17,6 @@ import pytest
 
 from model.geometry import pages_for
 from model.paged import OutOfPages, PageTable, check_invariants
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def snapshot(table: PageTable) -> dict[str, Any]:

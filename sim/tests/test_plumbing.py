@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from model.paths import RTL_DIR
 from sim import toolchain
-from sim.runner import (
-    RTL_DIR,
-    BuildFailed,
-    SimulationFailed,
-    build,
-    run_test,
-)
+from sim.runner import BuildFailed, SimulationFailed, build, run_test
 from sim.toolchain import SIMULATORS, SimulatorMissing
 
 MODULE = "sim.tests.plumbing_cocotb"

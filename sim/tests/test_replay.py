@@ -9,8 +9,8 @@ import pytest
 
 from model import isa, machine, randprog
 from model.isa import N_OPCODES
+from model.paths import RUNS_ROOT
 from sim.replay import Record, parse_output, run_replay, write_records
-from sim.runner import RUNS_ROOT
 from sim.toolchain import SIMULATORS
 
 RECORDED_PROGRAMS = 60

@@ -2,7 +2,7 @@
 
 The KV pool lives in the chip's external memory and the chip reads it through the block table
 (PLOAD, PSTORE, PCOPY; hw/ISA.md, "Paged instructions"); the page-table agent writes only the
-block-table words (verif/chip_gather_pool.py). Inside the simulation, as for host gather: the
+block-table words (verif/agents/page_table/pools.py). Inside the simulation, as for host gather: the
 scoreboard compares every run (outputs, every memory write, every counter) with the reference
 machine, the page-table agent checks pool conservation after every step, and check_phase the
 decode's closed forms (tokens, pages, programs, flat cycles). Here, against host gather on the
@@ -14,19 +14,20 @@ outside the pool, which must stop the chip with BAD_PAGE having written nothing.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from model.compiler import Layout, calibrate
-from model.host import PagedHost, ProgramCache, decode, paged_cache
+from model.compiler.layout import Layout
+from model.host import PagedHost, decode, paged_cache
 from model.isa import ChipConfig, Op
 from model.machine import int8_of
-from model.tiny_lm import DIM, VOCAB, make_model
+from model.tiny_lm import DIM, make_model
 from sim.toolchain import SIMULATORS
-from verif.decode_spec import DecodeSpec
-from verif.launch import DecodeRun, chip_build, run_decode
-from verif.plans import (
+from verif.env.decode_spec import DecodeSpec
+from verif.env.launch import DecodeRun, chip_build, run_decode
+from verif.env.plans import (
     BAD_PAGE_PLAN,
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
@@ -34,7 +35,7 @@ from verif.plans import (
     chip_gather_spec,
 )
 
-LAYOUT = Layout.for_model(DIM, VOCAB, ChipConfig().k_max)
+LAYOUT = Layout.for_model(make_model("structured"), ChipConfig())
 
 
 def run(sim: str, testcase: str, plan: list[DecodeSpec], seed: int) -> tuple[DecodeRun, float]:
@@ -48,7 +49,8 @@ def new_rows(step: dict) -> tuple[np.ndarray, np.ndarray]:
     words = np.array(step["outputs"], dtype=np.uint32)
 
     def at(address: int) -> np.ndarray:
-        return int8_of(words[address - LAYOUT.logits : address - LAYOUT.logits + DIM])
+        start = address - LAYOUT.outputs[0]
+        return int8_of(words[start : start + DIM])
 
     return at(LAYOUT.k_new), at(LAYOUT.v_new)
 
@@ -89,26 +91,22 @@ def test_chip_gather_decodes_as_host_gather(sim, window, seed):
 
 def host_gather_fork(parent: DecodeSpec, child: DecodeSpec) -> dict[tuple[str, int], tuple]:
     """The fork decode on the reference machine, host gather: (decode, step) -> (k_new, v_new)."""
-    model = make_model(parent.model, parent.model_seed)
-    programs = ProgramCache(model, calibrate(model, parent.steps, parent.window))
-    hosts = {parent.label(): PagedHost(programs, paged_cache(model.dim, parent.page_size,
-                                                             parent.n_pages),
-                                       parent.start, parent.window)}
-    forces = {parent.label(): parent.force, child.label(): child.force}
+    programs = replace(parent, gather="host").programs()
+    hosts = {parent.label(): PagedHost(programs, paged_cache(programs.model.dim,
+                                                             parent.page_size, parent.n_pages),
+                                       parent.start, parent.window, force=parent.force)}
     rows = {}
 
     def step(label: str) -> None:
-        record = hosts[label].step(forces[label])
+        record = hosts[label].step()
         rows[label, record.step] = (record.result.k_new, record.result.v_new)
 
     for _ in range(parent.fork_at):
         step(parent.label())
-    first = hosts[parent.label()]
-    hosts[child.label()] = PagedHost(programs, first.cache.fork("child"), first.token,
-                                     parent.window)
-    hosts[child.label()].done_steps = first.done_steps
+    hosts[child.label()] = hosts[parent.label()].fork("child")
+    hosts[child.label()].force = child.force
     for _ in range(parent.steps - parent.fork_at):
-        for label in hosts:
+        for label in list(hosts):
             step(label)
     return rows
 
@@ -138,13 +136,18 @@ def test_chip_gather_fork_copies_the_shared_page_on_the_chip(sim, seed):
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_a_page_outside_the_pool_stops_the_chip_with_bad_page(sim, seed):
-    """Step 10's block table names page n_pages: the chip stops there with BAD_PAGE, exactly as
-    the reference machine does, having written nothing; the steps before it are exact."""
+    """Step 10's block table names page n_pages: the chip stops there with BAD_PAGE at its first
+    PLOAD, exactly as the reference machine does (the scoreboard compares every write), having
+    run nothing after it; the steps before it are exact."""
     result = run(sim, "BadPageDecodeTest", BAD_PAGE_PLAN, seed)[0].raise_if_failed()
     (spec,) = BAD_PAGE_PLAN
     assert result["steps_checked"] == spec.bad_table_at  # the stopped step is compared too
     last = result["steps"][-1]["counters"]
     assert last["ops"][Op.PLOAD] == 1 and last["ops"][Op.HALT] == 0
-    assert last["dma_words"] == LAYOUT.weight_words + DIM  # weights and x: no row moved
+    program = spec.programs().get(min(spec.bad_table_at, spec.window)).instructions()
+    before = program[: [i.op for i in program].index(Op.PLOAD)]
+    moved = sum(i.length * (i.m if i.op == Op.PSTORE else 1) for i in before
+                if i.op in (Op.LOAD, Op.STORE, Op.PSTORE))
+    assert last["dma_words"] == moved  # the instructions before the stop, no row read
     bad_page = result["coverage"]["summary"]["decode.chip_cg.bad_page"]
     assert bad_page["covered"] == 1

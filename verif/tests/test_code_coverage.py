@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from model.isa import ChipConfig
-from sim.runner import RTL_DIR, build, run_test
-from verif.code_coverage import (
+from model.paths import RTL_DIR
+from sim.runner import COVERAGE_FILE, build
+from verif.coverage.code_coverage import (
     COUNTER_HIGH,
     DEAD_DEFAULT,
     HEADER,
@@ -23,7 +24,7 @@ from verif.code_coverage import (
     main,
     summarize,
 )
-from verif.launch import chip_sources
+from verif.env.launch import chip_sources, run_programs
 
 RTL_FILE = str(RTL_DIR / "widget.v")
 
@@ -225,11 +226,10 @@ def test_every_untoggled_bit_gets_a_class_or_is_a_hole(tmp_path):
 def test_random_programs_leave_line_and_toggle_coverage(seed):
     b = build("verilator", "chip_harness", chip_sources(),
               parameters=ChipConfig().verilog_parameters(), coverage=True)
-    run = run_test(b, "verif.chip_programs", testcase="random_programs",
-                   seed=seed, extra_env={"PROGRAMS": "5"})
-
-    assert run.coverage_file is not None and run.coverage_file.exists()
-    summary = summarize([run.test_dir])
+    run = run_programs(b, "RandomProgramsTest", seed, programs=5)
+    run.raise_if_failed()
+    assert (run.run_dir / COVERAGE_FILE).exists()
+    summary = summarize([run.run_dir])
     modules = summary.to_dict()["modules"]
     rtl = {path.stem for path in RTL_DIR.glob("*.v")}
     # Random programs run every opcode, so every module of the chip executes some of its lines

@@ -4,8 +4,8 @@ Each (simulator, window) pair is its own pytest test, so pytest-xdist spreads th
 its own folder (out/runs/<sim>/<node>/seed<seed>) holding sim.log, result.json, the coverage
 database and, with WAVES=1, the waveform. The checks run inside the simulation, once each: the
 scoreboard compares every step with its one prediction, the test's check_phase checks every
-decode as a whole (verif/decode_checks.py). Here pytest reads the run's verdict and what only
-this test promises (how many steps, the forced tokens, the copy-on-write). The negative tests
+decode as a whole (verif/scoreboard/decode_checks.py). Here pytest reads the run's verdict and what
+only this test promises (how many steps, the forced tokens, the copy-on-write). The negative tests
 build deliberately broken copies of the RTL (Icarus only: one build each, a few steps) and
 check that the environment fails them with the documented exception and a clear report.
 """
@@ -17,10 +17,14 @@ import time
 
 import pytest
 
+from model.host import Decode
+from model.host import decode as host_decode
+from model.step_rule import pages_held
+from model.tiny_lm import make_model
 from sim.toolchain import SIMULATORS
-from verif.decode_spec import DecodeSpec
-from verif.launch import DecodeRun, chip_build, run_decode
-from verif.plans import (
+from verif.env.decode_spec import DecodeSpec
+from verif.env.launch import DecodeRun, chip_build, run_decode
+from verif.env.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     FORK_PLAN,
@@ -32,7 +36,14 @@ from verif.plans import (
     page_size_spec,
     sinks_spec,
 )
-from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
+from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+
+
+def reference_decode(spec: DecodeSpec) -> Decode:
+    """The spec's decode by the reference host on the reference machine."""
+    return host_decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start,
+                       spec.window, page_size=spec.page_size, n_pages=spec.n_pages,
+                       sinks=spec.sinks, gather=spec.gather)
 
 
 def decode(sim: str, testcase: str, plan: list[DecodeSpec], seed: int,
@@ -55,13 +66,21 @@ def print_timing(sim: str, what: str, seconds: float, result: dict) -> None:
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_chapter_decode(sim, window, seed):
-    """32 steps of the structured model: the rule holds, every step matches, cycles go flat."""
+    """32 steps of the structured model: the rule holds, every step matches, cycles go flat, and
+    the chapter's table (tokens, pages after each step, cycles per step) is the reference
+    host's on the reference machine (model.host.decode), step for step."""
     spec = chapter_spec(window)
     run, seconds = decode(sim, "PlanDecodeTest", [spec], seed)
     result = run.raise_if_failed()
     assert result["steps_checked"] == CHAPTER_STEPS
     assert result["reference_runs"] == CHAPTER_STEPS, "one prediction per chip run, no other"
     totals = [step["counters"]["total"] for step in result["steps"]]
+    host = reference_decode(spec)
+    (chip,) = result["decodes"]
+    assert chip["tokens"] == host.tokens
+    assert chip["pages_after"] == [host.pages_after(s) for s in range(1, CHAPTER_STEPS + 1)]
+    assert chip["programs_compiled"] == host.programs_compiled
+    assert totals == [record.cycles[0] for record in host.records]
     print_timing(sim, spec.label(), seconds, result)
     print("  cycles at steps " + ", ".join(f"{s}: {totals[s - 1]}" for s in TABLE_STEPS)
           + f"; total {sum(totals)}")
@@ -72,11 +91,19 @@ def test_chapter_decode(sim, window, seed):
 @pytest.mark.parametrize("page_size", PAGE_SIZES, ids=lambda p: f"P{p}")
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_page_size_decode(sim, page_size, seed):
-    """Exercise 1: the W = 8 decode with pages of 1 to 16 rows; the same tokens and cycles."""
+    """Exercise 1: the W = 8 decode with pages of 1 to 16 rows; the same tokens and cycles as
+    the chapter's decode with pages of 4 (a page size changes only the pages held)."""
     spec = page_size_spec(page_size)
     run, seconds = decode(sim, "PlanDecodeTest", [spec], seed)
     result = run.raise_if_failed()
     assert result["steps_checked"] == CHAPTER_STEPS
+    chapter = reference_decode(chapter_spec(spec.window))
+    (chip,) = result["decodes"]
+    assert chip["tokens"] == chapter.tokens
+    assert [step["counters"]["total"] for step in result["steps"]] == [
+        record.cycles[0] for record in chapter.records]
+    assert chip["pages_after"] == [pages_held(s, spec.window, page_size)
+                                   for s in range(1, CHAPTER_STEPS + 1)]
     print_timing(sim, spec.label(), seconds, result)
 
 
@@ -167,7 +194,7 @@ def test_watchdog_stops_a_chip_that_never_finishes(tmp_path, seed):
     result = broken_run("done_never_rises", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] == "ChipHung"
-    assert "watchdog: decode structured-short (W=None, P=4) step 1" in report
+    assert "watchdog: structured-short (W=None, P=4) step 1" in report
     assert f"seed: {seed}" in report
     assert "waves: " in report and "re-run with waves:" in report
 
@@ -179,6 +206,6 @@ def test_unknown_output_is_an_error(tmp_path, seed):
     result = broken_run("cnt_sm_unknown", tmp_path, seed)
     report = result["failure"]
     assert result["failure_type"] == "UnknownValue"
-    assert report.startswith("decode structured-short (W=None, P=4) step 1 (context 1): ")
+    assert report.startswith("structured-short (W=None, P=4) step 1 (context 1): ")
     assert re.search(r"output \w+ is [01xz]*x", report.lower()), report
     assert f"seed: {seed}" in report

@@ -7,22 +7,24 @@ import time
 
 import pytest
 
-from model.compiler import Layout, calibrate
+from model.compiler.layout import BATCH_MAX, Layout
+from model.compiler.quantize import calibrate
 from model.host import decode
+from model.isa import ChipConfig
 from model.tiny_lm import make_model
-from sim.mutation import check_applies
-from verif.calibration_cache import cached_calibration
-from verif.coverage_report import current_model
-from verif.decode_checks import (
+from verif.coverage.report import current_model
+from verif.env.calibration_cache import cached_calibration
+from verif.env.decode_spec import DecodeSpec, plan_from_json, plan_to_json
+from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+from verif.mutation.framework import check_applies
+from verif.scoreboard.decode_checks import (
     DecodeFacts,
     cycle_problems,
     decode_problems,
     page_problems,
     token_problems,
 )
-from verif.decode_spec import DecodeSpec, plan_from_json, plan_to_json
-from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
-from verif.scoreboard import output_name
+from verif.scoreboard.scoreboard import output_name
 
 
 def test_plan_round_trips_through_json():
@@ -66,11 +68,18 @@ def test_the_reference_host_passes_every_decode_check(window, page):
 
 
 def test_output_names_cover_the_layout():
-    layout = Layout.for_model(8, 16, 64)
+    model, cfg = make_model("structured"), ChipConfig()
+    layout = Layout.for_model(model, cfg)
     assert output_name(layout, layout.logits + 3) == "logits[3]"
-    assert output_name(layout, layout.token) == "token"
+    assert output_name(layout, layout.tokens) == "token"
     assert output_name(layout, layout.v_new + 7) == "v_new[7]"
     assert output_name(layout, layout.logits - 1) == "outside the outputs"
+    batch = Layout.for_model(model, cfg, BATCH_MAX)
+    assert output_name(batch, batch.logits + 2 * model.vocab + 5) == "logits[r2][5]"
+    assert output_name(batch, batch.tokens + 7) == "tokens[r7]"
+    assert output_name(batch, batch.k_new + 8 + 1) == "k_new[r1][1]"
+    assert output_name(batch, batch.outputs[1]) == "outside the outputs"
+    assert output_name(None, 5) == ""
 
 
 @pytest.mark.parametrize("name", sorted(RTL_MUTANTS))

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from model.host import GATHER_MODES
+from model.compiler.gather import GATHER_MODES
 from sim.toolchain import SIMULATORS
-from verif.launch import chip_build, run_serving
-from verif.plans import SERVING_BATCHES, serving_spec
-from verif.serving_spec import ServingSpec
+from verif.env.launch import chip_build, run_serving
+from verif.env.plans import SERVING_BATCHES, serving_spec
+from verif.env.serving_spec import ServingSpec
 
 _REFERENCE: dict[tuple, dict[str, list[int]]] = {}
 

@@ -3,7 +3,7 @@
 The write comparison on its own (no simulator): hand-made sets of writes against a prediction,
 and the reference machine's record of the words its STOREs wrote. Then the negative test: a
 broken copy of the RTL whose STOREs each write one word more (Icarus, the short plan, the
-BrokenChipTest of verif/decode_tests.py) must fail the scoreboard at step 1 with a stray write
+BrokenChipTest of verif/tests/uvm_tests.py) must fail the scoreboard at step 1 with a stray write
 just past the output region, naming its address and what each side wrote there.
 """
 
@@ -15,24 +15,24 @@ import numpy as np
 import pytest
 
 from model import isa, machine
-from model.compiler import Layout
+from model.compiler.layout import Layout
 from model.host import decode
 from model.isa import Op
-from model.tiny_lm import DIM, VOCAB, make_model
-from verif.compare import first_write_difference
-from verif.ext_write_monitor import (
+from model.tiny_lm import make_model
+from verif.agents.chip.write_monitor import (
     ExtWriteMonitor,
     MemWrite,
     WriteLogOverflow,
     final_values,
     unknown_write,
 )
-from verif.launch import chip_build, run_decode
-from verif.plans import SHORT_PLAN
-from verif.rtl_mutants import RTL_MUTANTS, make_broken_chip
-from verif.scoreboard import output_name
+from verif.env.launch import chip_build, run_decode
+from verif.env.plans import SHORT_PLAN
+from verif.kit.compare import first_write_difference
+from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+from verif.scoreboard.scoreboard import output_name
 
-LAYOUT = Layout.for_model(DIM, VOCAB, isa.ChipConfig().k_max)
+LAYOUT = Layout.for_model(make_model("structured"), isa.ChipConfig())
 
 
 def name_of(address: int) -> str:
@@ -41,7 +41,7 @@ def name_of(address: int) -> str:
 
 # ---- the comparison, by hand ----------------------------------------------------------------
 
-PREDICTED = {LAYOUT.logits: 0x11, LAYOUT.token: 0x5, LAYOUT.v_new + 7: 0xFFFFFF80}
+PREDICTED = {LAYOUT.logits: 0x11, LAYOUT.tokens: 0x5, LAYOUT.v_new + 7: 0xFFFFFF80}
 
 
 def chip_writes(*pairs: tuple[int, int]) -> dict[int, int]:
@@ -55,11 +55,11 @@ def test_identical_writes_have_no_difference():
 
 
 def test_a_word_written_twice_counts_with_its_last_value():
-    got = chip_writes((LAYOUT.token, 0x9), *PREDICTED.items())
+    got = chip_writes((LAYOUT.tokens, 0x9), *PREDICTED.items())
     assert first_write_difference(PREDICTED, got, name_of) is None
-    got = chip_writes(*PREDICTED.items(), (LAYOUT.token, 0x9))
+    got = chip_writes(*PREDICTED.items(), (LAYOUT.tokens, 0x9))
     assert first_write_difference(PREDICTED, got, name_of) == (
-        f"different value: memory word {LAYOUT.token} (token): the reference machine wrote "
+        f"different value: memory word {LAYOUT.tokens} (token): the reference machine wrote "
         "0x00000005, the chip wrote 0x00000009")
 
 
@@ -71,13 +71,13 @@ def test_a_stray_write_names_its_address_and_value():
 
 
 def test_a_stray_write_of_the_value_already_there_is_still_stray():
-    got = chip_writes(*PREDICTED.items(), (LAYOUT.end, 0))
+    got = chip_writes(*PREDICTED.items(), (LAYOUT.outputs[1], 0))
     assert first_write_difference(PREDICTED, got, name_of).startswith(
-        f"stray write: memory word {LAYOUT.end} (outside the outputs):")
+        f"stray write: memory word {LAYOUT.outputs[1]} (outside the outputs):")
 
 
 def test_a_missing_write_is_named():
-    got = chip_writes((LAYOUT.logits, 0x11), (LAYOUT.token, 0x5))
+    got = chip_writes((LAYOUT.logits, 0x11), (LAYOUT.tokens, 0x5))
     assert first_write_difference(PREDICTED, got, name_of) == (
         f"missing write: memory word {LAYOUT.v_new + 7} (v_new[7]): the reference machine "
         "wrote 0xffffff80, the chip wrote nothing there")
@@ -91,7 +91,7 @@ def test_the_lowest_differing_address_comes_first_with_the_count():
 
 
 def test_an_unknown_write_is_reported():
-    writes = [MemWrite(LAYOUT.token, 5), MemWrite(0, 0, unknown="mem_addr 0x01, mem_wdata 1")]
+    writes = [MemWrite(LAYOUT.tokens, 5), MemWrite(0, 0, unknown="mem_addr 0x01, mem_wdata 1")]
     assert unknown_write(writes) == "memory port: write with mem_addr 0x01, mem_wdata 1"
     assert unknown_write(writes[:1]) is None
 
@@ -118,32 +118,39 @@ def test_a_program_that_stores_nothing_wrote_nothing():
 # ---- the negative test: a broken copy of the RTL ---------------------------------------------
 
 
-def step_one_stray_word() -> tuple[int, int]:
-    """The short plan's step 1 with one word more on its last STORE: (address, value)."""
+def step_one_extra_word() -> tuple[int, int, int]:
+    """The short plan's step 1 with one word more on its last STORE (the tokens'): the address
+    it lands on (k_new[0], which that STORE overwrites), what the reference machine left there
+    and what the broken chip writes (the scratchpad word after the tokens)."""
     spec = SHORT_PLAN[0]
     model = make_model(spec.model, spec.model_seed)
     inputs = decode(model, spec.steps, spec.start, spec.window,
                     page_size=spec.page_size).records[0].inputs
-    last = [i for i in isa.disassemble(inputs.program.words) if i.op == Op.STORE][-1]
+    last = [i for i in inputs.program.instructions() if i.op == Op.STORE][-1]
     final = machine.run(inputs.image())
-    return last.a + last.length, int(final.sram[last.b + last.length])
+    address = last.a + last.length
+    return address, int(final.ext[address]), int(final.sram[last.b + last.length])
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
 def test_a_store_of_one_word_more_is_a_stray_write(tmp_path, seed):
-    """Every STORE writes one word more: step 1 fails on the word after the output region."""
+    """Every STORE writes one word more: step 1's last STORE (the tokens') overwrites k_new[0]
+    with the scratchpad word after the tokens, and the new value rows' extra word is a stray
+    write past the output region: the output word and two written words differ."""
     sources = make_broken_chip(RTL_MUTANTS["store_writes_one_more_word"], tmp_path)
     run = run_decode(chip_build("icarus", sources), "BrokenChipTest", SHORT_PLAN, seed)
     assert run.error is None, f"the broken chip was not caught:\n{run.error}"
     assert run.result is not None and run.result["status"] == "failed", run.result
     report = run.result["failure"]
     assert run.result["failure_type"] == "ScoreboardMismatch", report
-    address, value = step_one_stray_word()
-    assert address == LAYOUT.end
+    address, want, got = step_one_extra_word()
+    assert address == LAYOUT.k_new and want != got
     assert "step 1 (context 1)" in report
-    assert (f"first difference: stray write: memory word {address} (outside the outputs): "
-            f"the reference machine wrote nothing there, the chip wrote {value:#010x}") in report
+    assert (f"first difference: memory word {address} (k_new[0]): expected {want:#010x}, got "
+            f"{got:#010x} (1 words differ)") in report
+    assert (f"also: different value: memory word {address} (k_new[0]): the reference machine "
+            f"wrote {want:#010x}, the chip wrote {got:#010x} (2 written words differ)") in report
     assert re.search(r"also: counter dma: expected (\d+), got (\d+)", report), report
     assert f"seed: {seed}" in report and "re-run with waves:" in report
 

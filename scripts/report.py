@@ -1,0 +1,29 @@
+"""One report, example or table of the main job on its own (verif.report).
+
+    python -m scripts.report NAME   NAME: example-a, example-b, example-b-part3, exercises,
+                                    exercise-plots, model-decodes, gather, serving
+"""
+
+import sys
+
+from verif.report import (
+    example_a,
+    example_b,
+    example_b_part3,
+    exercise_plots,
+    exercises,
+    gather,
+    model_decodes,
+    serving,
+)
+
+REPORTS = {"example-a": example_a.main, "example-b": example_b.main,
+           "example-b-part3": example_b_part3.main, "exercises": exercises.main,
+           "exercise-plots": exercise_plots.main, "model-decodes": model_decodes.main,
+           "gather": gather.main, "serving": serving.main}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in REPORTS:
+        sys.exit(f"usage: python -m scripts.report NAME [ARGS]; NAME: {', '.join(REPORTS)}")
+    status = REPORTS[sys.argv[1]](*([sys.argv[2:]] if sys.argv[2:] else []))
+    sys.exit(status if isinstance(status, int) else 0)

@@ -1,0 +1,1 @@
+"""The chip agent: sequencer, driver, the monitor of each run and the write monitor."""

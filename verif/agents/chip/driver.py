@@ -1,0 +1,73 @@
+"""The chip agent's driver: load, start, await done. No per-cycle Python between the two.
+
+Memory is loaded in bulk through the mirror (verif.kit.memory): an item's loads, of which only
+the words that changed are written (the program and the weights when the program changes, the
+x rows every step; the page-table agent writes the cached rows). The watchdog is the program's
+closed-form cycle cost (model.isa.program_cycles) plus a margin.
+"""
+
+from __future__ import annotations
+
+from pyuvm import ConfigDB, uvm_analysis_port, uvm_driver, uvm_tlm_analysis_fifo
+
+from model.isa import program_cycles
+from verif.env.config import CFG_KEY, EnvConfig
+from verif.env.failures import recording_failures
+from verif.env.profiling import PROFILE
+from verif.kit.bfm import ChipHung
+from verif.sequences.items import ChipResponse, ChipRunItem, StepItem
+
+
+class ChipDriver(uvm_driver):
+    """Drives ChipRunItems; answers each with the monitor's observation of that run.
+
+    The scoreboard compares a run inside the monitor's write, so it has done so before this
+    driver's fifo hands the observation over; an observation with an unknown value has no
+    decoded results.
+    """
+
+    def build_phase(self) -> None:
+        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.ap = uvm_analysis_port("ap", self)  # each item as it is started
+        self.observations = uvm_tlm_analysis_fifo("observations", self)
+        self._costed: tuple[object, int] = (None, 0)  # the last program and its cost
+
+    @recording_failures
+    async def run_phase(self) -> None:
+        while True:
+            item = await self.seq_item_port.get_next_item()
+            response = await self.drive(item)
+            self.seq_item_port.item_done(response)
+
+    async def drive(self, item: ChipRunItem) -> ChipResponse:
+        with PROFILE.section("chip_driver"):
+            for address, words in item.loads().items():
+                self.cfg.bfm.memory.write(address, words)
+            cost = self.budget(item)
+        self.ap.write(item)
+        await self.start_and_wait(item, cost)
+        observation = await self.observations.get()
+        with PROFILE.section("chip_driver"):
+            results = None
+            if isinstance(item, StepItem) and observation.status is not None:
+                results = item.read_results(observation.outputs, observation.status.counters)
+            response = ChipResponse(f"{item.get_name()}_rsp", observation, results)
+            response.set_id_info(item)
+        return response
+
+    def budget(self, item: ChipRunItem) -> int:
+        """The program's closed-form cycles, computed once per program: a decode runs the
+        same program step after step once its window is full."""
+        program = item.program()
+        if program is not self._costed[0]:
+            self._costed = (program, program_cycles(program, self.cfg.chip))
+        return self._costed[1]
+
+    async def start_and_wait(self, item: ChipRunItem, cost: int) -> None:
+        """Pulse start and await done, at most `cost` + margin cycles."""
+        limit = cost + self.cfg.watchdog_margin
+        try:
+            await self.cfg.bfm.run(limit)
+        except ChipHung as err:
+            raise ChipHung(f"watchdog: {item.where()}: {err} (closed-form cost {cost} + margin "
+                           f"{self.cfg.watchdog_margin})\n{self.cfg.where()}") from None

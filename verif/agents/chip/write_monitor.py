@@ -1,0 +1,148 @@
+"""The chip agent's write monitor: every word the chip writes to its external memory.
+
+A word is written in each cycle that has both req and we of chip_harness's memory port high
+(the `mem_*` ports between chip_top and ext_mem; hw/tb/ext_mem.v stores it at the rising edge
+that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one `MemWrite` per word, in bus
+order, on its analysis port; the scoreboard takes all the writes it holds when the run's done
+arrives and compares them with the words the reference machine's STOREs wrote.
+
+Where the writes come from. The harness of verif/env/launch.py's builds (CHIP_HARNESS_RECORD) logs
+every write in HDL (chip_harness.v: `wlog`, `wlog_count`); the chip monitor has this monitor
+read the run's new entries once, after done and before it publishes the run's observation
+(`publish_run`), so a run's writes always reach the scoreboard before its observation, and
+`extract_phase` publishes any write made after the last run (the scoreboard's check_phase
+fails on it). Nothing runs in Python while the chip writes. Without the log (a harness built
+without the define) `ExtWriteBusMonitor`, a cocotb-bus `BusMonitor` on the same four ports,
+samples each write mid-cycle as it happens: it sleeps on the rising edge of mem_we, then wakes
+on each falling clock edge until we falls. Measured on the chapter's 96 steps
+(verif/bench/testbench.py's plan) on Verilator: the bus monitor's wakes cost about 0.5 ms a decode
+step (a step writes 33 words in 4 STOREs); reading the log, about 0.1 ms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb_bus.monitors import BusMonitor
+from pyuvm import ConfigDB, uvm_analysis_port, uvm_monitor
+
+from verif.env.config import CFG_KEY, EnvConfig
+from verif.env.failures import recording_failures
+from verif.env.profiling import PROFILE
+
+MEM_BUS = "mem"  # chip_harness's memory port: mem_req, mem_we, mem_addr, mem_wdata
+
+
+@dataclass(frozen=True)
+class MemWrite:
+    """One word written on the memory port, as seen on the bus."""
+
+    address: int
+    value: int  # uint32
+    unknown: str | None = None  # the address or data held X or Z (Icarus only): which, and how
+
+    def __str__(self) -> str:
+        if self.unknown:
+            return f"write with {self.unknown}"
+        return f"write {self.value:#010x} to memory word {self.address}"
+
+
+def final_values(writes: Iterable[MemWrite]) -> dict[int, int]:
+    """Each address written and the value it was left holding (the last write wins)."""
+    return {write.address: write.value for write in writes}
+
+
+def unknown_write(writes: Iterable[MemWrite]) -> str | None:
+    """The first write whose address or data held X or Z, for an UnknownValue; else None."""
+    return next((f"memory port: {write}" for write in writes if write.unknown), None)
+
+
+class ExtWriteBusMonitor(BusMonitor):
+    """Recovers each write (req && we) of the memory port as a MemWrite and passes it to `_recv`.
+
+    Its callbacks (or its queue, without one) get one MemWrite per word written, in bus order.
+    """
+
+    _signals = ("req", "we", "addr", "wdata")  # mem_req, mem_we, mem_addr, mem_wdata
+
+    async def _monitor_recv(self) -> None:
+        we, req, clock = self.bus.we, self.bus.req, self.clock
+        while True:
+            await RisingEdge(we)  # a burst starts: sleep through every cycle that writes nothing
+            while True:
+                await FallingEdge(clock)  # mid-cycle: the values the next rising edge stores
+                if str(we.value) != "1":  # X or Z writes nothing either (ext_mem.v)
+                    break
+                if str(req.value) == "1":
+                    with PROFILE.section("write_monitor"):
+                        self._recv(self._sample())
+
+    def _sample(self) -> MemWrite:
+        return write_of(str(self.bus.addr.value), str(self.bus.wdata.value))
+
+
+class WriteLogOverflow(AssertionError):
+    """More writes in one run than the harness's log keeps: they cannot all be checked."""
+
+
+def write_of(address: str, data: str) -> MemWrite:
+    """A MemWrite from the binary strings of the address and the data (X or Z: unknown)."""
+    try:
+        return MemWrite(int(address, 2), int(data, 2))
+    except ValueError:
+        return MemWrite(0, 0, unknown=f"mem_addr {address}, mem_wdata {data}")
+
+
+class ExtWriteMonitor(uvm_monitor):
+    """Publishes one MemWrite per word the chip writes to external memory (analysis port `ap`).
+
+    From the harness's write log (`publish_run`, called by the chip monitor after each done;
+    `extract_phase`), else from a cocotb-bus monitor started in run_phase, before the test's
+    reset ends and long before the first STORE, running until the simulation ends.
+    """
+
+    def build_phase(self) -> None:
+        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.ap = uvm_analysis_port("ap", self)
+        self.bus_monitor: ExtWriteBusMonitor | None = None
+        self.published = 0  # log entries published so far (the log counts from reset)
+
+    @property
+    def reads_log(self) -> bool:
+        return self.cfg.bfm.records
+
+    @recording_failures
+    async def run_phase(self) -> None:
+        if self.reads_log:
+            return
+        dut = self.cfg.bfm.dut
+        self.bus_monitor = ExtWriteBusMonitor(dut, MEM_BUS, dut.clk, callback=self.ap.write,
+                                              case_insensitive=False)
+
+    def publish_run(self) -> None:
+        """Publish every write logged since the last call (a run has ended: done is high).
+
+        Nothing to do with the bus monitor, which published each write as it happened.
+        """
+        if not self.reads_log:
+            return
+        with PROFILE.section("write_monitor"):
+            bfm = self.cfg.bfm
+            count = bfm.write_count()
+            new = count - self.published
+            if new > bfm.wlog_words:
+                raise WriteLogOverflow(
+                    f"write monitor: the chip wrote {new} words since the last run ended, more "
+                    f"than the harness's log keeps ({bfm.wlog_words}): they cannot all be checked"
+                    f"\n{self.cfg.where()}")
+            writes = [write_of(address, data)
+                      for address, data in bfm.read_write_log(self.published, new)]
+            self.published = count
+        for write in writes:
+            self.ap.write(write)
+
+    def extract_phase(self) -> None:
+        """Writes made after the last run ended (the scoreboard's check_phase refuses them)."""
+        self.publish_run()

@@ -1,0 +1,59 @@
+"""Chip gather's KV pools in the chip's memory, as the page-table agent keeps and checks them.
+
+The pools live at the layout's addresses (model.compiler.layout.Layout.pools) and the chip
+reads and writes the rows itself (PLOAD, PSTORE, PCOPY); the agent writes block tables only.
+This keeps the memory side: the pools zeroed at the start (a fresh page table's pool is
+zero), checked after every step against the page table's pool word for word (pool
+conservation: every held page holds exactly its rows and every free page what it held when it
+was freed), the pages a block table names that were freed once (coverage), and the BAD_PAGE
+test's corrupted table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from model.compiler.gather import pool_differences
+from model.compiler.inputs import StepInputs
+from model.compiler.layout import Layout
+from model.paged import PageTable
+from verif.kit.memory import Backdoor
+
+
+class PoolConservationError(AssertionError):
+    """The pools in the chip's memory differ from the page table's pool."""
+
+
+class ChipPools:
+    """Both pools in the chip's memory, and the pages block tables have named."""
+
+    def __init__(self, layout: Layout, memory: Backdoor):
+        self.layout = layout
+        self.memory = memory
+        self.seen: set[int] = set()  # every page a block table has named
+        self.freed: set[int] = set()  # .. and found on the free list afterwards
+        start, end = layout.pools
+        memory.write(start, np.zeros(end - start, dtype=np.uint32))
+
+    def reused(self, table: PageTable, pages: tuple[int, ...]) -> int:
+        """How many of a block table's pages were given back once and are held again."""
+        self.freed |= self.seen & set(table.free_pages())
+        self.seen.update(pages)
+        return len(set(pages) & self.freed)
+
+    def corrupted(self, inputs: StepInputs) -> StepInputs:
+        """The step with its table's first page outside the pool: its first PLOAD must stop
+        with BAD_PAGE (the reference machine predicts it from the same table)."""
+        (request,) = inputs.requests
+        table = request.table.copy()
+        table[1] = self.layout.pool.n_pages
+        return replace(inputs, requests=(replace(request, table=table),))
+
+    def check(self, table: PageTable, where: str) -> None:
+        """Pool conservation: the chip's pools, read back, against the page table's pool."""
+        start, end = self.layout.pools
+        problems = pool_differences(self.layout, self.memory.read(start, end - start), table)
+        if problems:
+            raise PoolConservationError(f"pool conservation: {problems[0]}\n{where}")

@@ -1,0 +1,77 @@
+"""Simulated chip cycles per second: reference machine, Icarus and Verilator (cocotb and replay).
+
+Every engine runs the same constrained-random programs (the seeds of
+verif/sequences/program_seqs.py's `random_programs`), so the figures are comparable; builds are made
+before timing starts. Prints one table from one run and writes out/bench_chip.json.
+
+    python -m scripts.bench chip [--programs 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from model import machine, randprog
+from model.paths import RUNS_ROOT
+from sim.replay import Record, build_replay, run_replay, write_records
+from sim.toolchain import SIMULATORS
+from verif.env.launch import chip_build, run_programs
+from verif.report.output import write_json
+from verif.sequences.program_seqs import program_seed
+
+RUN_SEED = 1
+
+
+def programs(count: int) -> list[randprog.RandomProgram]:
+    return [randprog.generate(program_seed(RUN_SEED, i)) for i in range(count)]
+
+
+def timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def reference_seconds(progs: list[randprog.RandomProgram]) -> float:
+    return timed(lambda: [machine.run(p.image) for p in progs])
+
+
+def cocotb_seconds(sim: str, count: int) -> float:
+    """The pyuvm env running the programs (RandomProgramsTest: every run scoreboarded)."""
+    chip = chip_build(sim, waves=False)
+    folder = RUNS_ROOT / sim / "bench_chip"
+    return timed(lambda: run_programs(chip, "RandomProgramsTest", RUN_SEED, count,
+                                      folder).raise_if_failed())
+
+
+def replay_seconds(sim: str, records_file: Path) -> float:
+    build_replay(sim)
+    result = run_replay(sim, records_file)
+    if not result.passed:
+        raise SystemExit(f"replay on {sim} failed: {result.summary}")
+    return result.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", type=int, default=100)
+    count = parser.parse_args().programs
+    progs = programs(count)
+    expected = [machine.run(p.image) for p in progs]
+    cycles = sum(r.counters.total for r in expected)
+    records_file = RUNS_ROOT / "bench_chip" / "records.hex"
+    write_records(records_file, [Record(p.image, [(0, p.ext_used)], r)
+                                 for p, r in zip(progs, expected, strict=True)])
+    rows = [("reference machine (numpy)", reference_seconds(progs))]
+    for sim in SIMULATORS:
+        rows.append((f"{sim}, pyuvm env (backdoor loads)", cocotb_seconds(sim, count)))
+        rows.append((f"{sim}, replay testbench", replay_seconds(sim, records_file)))
+    print(f"{count} random programs, {cycles} simulated cycles\n")
+    print(f"{'engine':34s} {'seconds':>9s} {'cycles/s':>12s} {'vs reference':>13s}")
+    reference = rows[0][1]
+    for name, seconds in rows:
+        print(f"{name:34s} {seconds:9.2f} {cycles / seconds:12.0f} {seconds / reference:12.0f}x")
+    write_json("bench_chip.json", {"programs": count, "cycles": cycles, "seconds": dict(rows)})

@@ -1,0 +1,95 @@
+"""What the block-table indirection costs: chip gather against host gather, pages of 1 .. 16 rows.
+
+The chapter's W = 8 decode (structured model, 32 steps) in both modes on the reference machine,
+whose cycles the RTL equals counter for counter. Per page size, at the steady state (the window
+full): the step's cycles in each mode and their ratio, the paged unit's cost per row against a
+plain LOAD of the same words, and the block-table words the chip read. GPU paged attention
+reports 20-26% of kernel time for its block-table reads; the paged DMA reads the table once
+per instruction, pipelined, into a buffer, then streams the rows as LOAD does (hw/ISA.md,
+"Cycle costs"), so the indirection costs one cycle per table entry and one read latency per
+instruction, not one per row. Prints one table and writes out/bench_gather.json.
+
+    python -m scripts.bench gather
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from model.host import decode
+from model.isa import (
+    ChipConfig,
+    Op,
+    exec_cycles,
+    paged_geometry,
+    program_cycles,
+    table_phase_cycles,
+)
+from model.tiny_lm import make_model
+from verif.env.plans import CHAPTER_STEPS, EXERCISE_WINDOW, PAGE_SIZES, chapter_spec
+from verif.report.output import write_json
+
+AIM = 0.05  # the issue's aim: at most 5% of a step's cycles at W = 8, pages of 4
+
+
+@dataclass
+class GatherCost:
+    """One page size at the steady state of the W = 8 decode."""
+
+    page_size: int
+    host_cycles: int  # a step's cycles, host gather
+    chip_cycles: int  # .. chip gather
+    ratio: float  # chip / host
+    pload_entries: int  # E of the step's paged loads
+    pload_cycles_per_row: float  # a paged load's EXEC per row moved
+    load_cycles_per_row: float  # a LOAD's of the same words
+    table_words_read: int  # ev_pt_words of the step (headers and entries)
+    table_cycles: int  # of the extra cycles: the paged loads' table phases (the indirection)
+    store_cycles: int  # .. the two PSTOREs of the new row (host gather appends it off-chip)
+
+    @property
+    def overhead(self) -> float:
+        return self.ratio - 1
+
+
+def cost(page_size: int) -> GatherCost:
+    spec = chapter_spec(EXERCISE_WINDOW)
+    model, cfg = make_model(spec.model, spec.model_seed), ChipConfig()
+    n_pages = max(4, 64 // page_size)  # the pool must fit the chip's external memory
+    runs = {gather: decode(model, CHAPTER_STEPS, spec.start, EXERCISE_WINDOW,
+                           page_size=page_size, n_pages=n_pages, gather=gather)
+            for gather in ("host", "chip")}
+    host, chip = (runs[g].records[-1] for g in ("host", "chip"))
+    program = chip.inputs.program.instructions()
+    ploads = [i for i in program if i.op == Op.PLOAD]
+    stores = [i for i in program if i.op == Op.PSTORE]
+    rows = ploads[0].length
+    load_cycles = rows * ploads[0].m + cfg.ext_lat  # a LOAD of the same words
+    return GatherCost(page_size, host.cycles[0], chip.cycles[0],
+                      chip.cycles[0] / host.cycles[0], paged_geometry(ploads[0]).entries,
+                      exec_cycles(ploads[0], cfg) / rows, load_cycles / rows,
+                      chip.result.counters.pt_words,
+                      sum(table_phase_cycles(i, cfg) for i in ploads),
+                      program_cycles(stores, cfg))
+
+
+def main() -> None:
+    costs = [cost(page_size) for page_size in PAGE_SIZES]
+    print(f"chip gather against host gather, W = {EXERCISE_WINDOW}, steady state "
+          f"(step {CHAPTER_STEPS}), reference machine = RTL cycles")
+    print(f"{'page rows':>9} {'host cyc':>9} {'chip cyc':>9} {'ratio':>7} {'overhead':>9} "
+          f"{'tables':>7} {'PSTOREs':>8} {'E':>3} {'PLOAD cyc/row':>13} {'LOAD cyc/row':>12} "
+          f"{'table words':>11}")
+    for c in costs:
+        print(f"{c.page_size:>9} {c.host_cycles:>9} {c.chip_cycles:>9} {c.ratio:>7.4f} "
+              f"{100 * c.overhead:>8.2f}% {c.table_cycles:>7} {c.store_cycles:>8} "
+              f"{c.pload_entries:>3} {c.pload_cycles_per_row:>13.2f} "
+              f"{c.load_cycles_per_row:>12.2f} {c.table_words_read:>11}")
+    print("overhead = chip / host - 1; of the extra cycles, 'tables' are the paged loads' "
+          "block-table reads (E + L + 1 each) and 'PSTOREs' the new row's stores")
+    four = next(c for c in costs if c.page_size == 4)
+    verdict = "within" if four.overhead <= AIM else "ABOVE"
+    print(f"pages of 4: the indirection costs {100 * four.overhead:.2f}% of a step's cycles, "
+          f"{verdict} the aim of {100 * AIM:.0f}% (GPU paged attention: 20-26%)")
+    path = write_json("bench_gather.json", [asdict(c) | {"overhead": c.overhead} for c in costs])
+    print(f"wrote {path}")

@@ -1,0 +1,340 @@
+"""Cocotb tests of the chip's blocks, each against an independent Python computation.
+
+Run through `sim/tests/test_blocks.py`, one simulation per block and simulator. The expected
+values here are computed from hw/ISA.md's definitions written out again in this file (numpy,
+Python integers, `math.exp`), not with the reference machine in `model/`, so a shared mistake
+in the model cannot hide a bug in the RTL. Python's `random` is seeded by cocotb from
+RANDOM_SEED; every test logs the seed it ran with.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
+
+from verif.blocks.block_tb import log_seed, start_clock_and_reset
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+WORD_MASK = 0xFFFFFFFF
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def signed(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def pack(values, bits: int) -> int:
+    """Element i of `values` at bits [bits*i +: bits] of one integer."""
+    word = 0
+    for i, value in enumerate(values):
+        word |= (int(value) & ((1 << bits) - 1)) << (bits * i)
+    return word
+
+
+def random_int8(rng: random.Random, size) -> np.ndarray:
+    """int8 values, one in four of them an extreme (-128 or 127)."""
+    values = np.array([rng.randint(-128, 127) for _ in range(int(np.prod(size)))], dtype=np.int64)
+    extremes = np.array([rng.random() < 0.25 for _ in range(values.size)])
+    values[extremes] = [rng.choice((-128, 127)) for _ in range(int(extremes.sum()))]
+    return values.reshape(size)
+
+
+# --- systolic array -----------------------------------------------------------------------------
+
+
+async def systolic_product(dut, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Clear the array, feed A (n x k) and B (k x n) skewed, return the n x n accumulators."""
+    k = a.shape[1]
+    dut.clear.value = 1
+    dut.en.value = 0
+    await RisingEdge(dut.clk)
+    dut.clear.value = 0
+    for beat in range(k + 2 * n - 2):
+        # row i carries A[i][beat - i], column j carries B[beat - j][j]
+        rows = [a[i, beat - i] if 0 <= beat - i < k else 0 for i in range(n)]
+        cols = [b[beat - j, j] if 0 <= beat - j < k else 0 for j in range(n)]
+        dut.a_in.value = pack(rows, 8)
+        dut.b_in.value = pack(cols, 8)
+        dut.en.value = 1
+        await RisingEdge(dut.clk)
+    dut.en.value = 0
+    dut.a_in.value = pack([0x5A] * n, 8)    # noise: ignored while en = 0
+    dut.b_in.value = pack([0xA5] * n, 8)
+    await RisingEdge(dut.clk)
+    await ReadOnly()
+    word = int(dut.acc.value)
+    return np.array([signed(word >> (32 * p), 32) for p in range(n * n)]).reshape(n, n)
+
+
+@cocotb.test()
+async def systolic_array_matches_numpy(dut):
+    """Random A x B (k = 1 .. 64, int8 extremes included) equals numpy's int64 product."""
+    log_seed(dut)
+    n = int(dut.ARRAY_N.value)
+    rng = random.Random(random.getrandbits(32))
+    await start_clock_and_reset(dut, {"clear": 0, "en": 0, "a_in": 0, "b_in": 0})
+    shapes = [1, 2, n, 64] + [rng.randint(1, 40) for _ in range(12)]
+    cases = [(np.full((n, 64), -128), np.full((64, n), -128)),      # the largest sum
+             (np.full((n, 64), -128), np.full((64, n), 127))]       # the smallest
+    cases += [(random_int8(rng, (n, k)), random_int8(rng, (k, n))) for k in shapes]
+    for index, (a, b) in enumerate(cases):
+        got = await systolic_product(dut, n, a, b)
+        want = a.astype(np.int64) @ b.astype(np.int64)
+        assert np.array_equal(got, want), (
+            f"case {index}, k={a.shape[1]}:\nA=\n{a}\nB=\n{b}\nwant\n{want}\ngot\n{got}")
+        await RisingEdge(dut.clk)
+    dut._log.info("%d products of a %dx%d array checked", len(cases), n, n)
+
+
+# --- requantizer --------------------------------------------------------------------------------
+
+
+def requant_expected(x: int, mult: int, shift: int) -> tuple[int, bool]:
+    """ISA.md's requantization on Python integers: (sat8(r), r was clamped)."""
+    if x == mult == INT32_MIN:
+        high = INT32_MAX
+    else:
+        product = x * mult
+        nudge = (1 << 30) if product >= 0 else 1 - (1 << 30)
+        total = product + nudge
+        high = abs(total) >> 31          # trunc(total / 2^31): toward zero
+        if total < 0:
+            high = -high
+    mask = (1 << shift) - 1
+    remainder = high & mask
+    threshold = (mask >> 1) + (1 if high < 0 else 0)
+    r = (high >> shift) + (1 if remainder > threshold else 0)
+    return max(-128, min(127, r)), not -128 <= r <= 127
+
+
+def requant_edge_vectors() -> list[tuple[int, int, int]]:
+    """Rounding ties, saturation edges and the extremes of every field."""
+    vectors = []
+    # x * mult exactly half-way between two multiples of 2^31 (both signs)
+    for x in (1, -1, 3, -3, 5, -5, (1 << 20) + 1, -(1 << 20) - 1):
+        for mult in (1 << 30, -(1 << 30)):
+            vectors.append((x, mult, 0))
+    # high exactly half-way for each shift: mult = -2^31 makes high = -x exactly
+    for shift in range(1, 32):
+        for odd in (1, 3, 7, -1, -3, -7):
+            high = odd << (shift - 1)
+            if INT32_MIN < -high <= INT32_MAX:
+                vectors.append((-high, INT32_MIN, shift))
+                vectors.append((-high - 1, INT32_MIN, shift))
+                vectors.append((-high + 1, INT32_MIN, shift))
+    # saturation edges: r = 127, 128, -128, -129 (high = r << shift, exactly)
+    for shift in (0, 1, 5, 17, 23):
+        for r in (126, 127, 128, 129, -127, -128, -129, -130):
+            vectors.append((-(r << shift), INT32_MIN, shift))
+    # the single overflow case and the extremes of x and mult
+    for shift in (0, 1, 30, 31):
+        for x in (INT32_MIN, INT32_MAX, 0, 1, -1):
+            for mult in (INT32_MIN, INT32_MAX, 0, 1, -1, 1 << 30):
+                vectors.append((x, mult, shift))
+    # shift beyond 31: the same formula on unbounded integers (the field is 8 bits)
+    for shift in (32, 33, 62, 63, 64, 65, 128, 255):
+        for x in (INT32_MIN, INT32_MAX, -1, 1, 123456789):
+            for mult in (INT32_MIN, INT32_MAX, 1 << 30):
+                vectors.append((x, mult, shift))
+    return vectors
+
+
+def requant_random_vectors(rng: random.Random, count: int) -> list[tuple[int, int, int]]:
+    vectors = []
+    for _ in range(count):
+        x = rng.choice([rng.randint(INT32_MIN, INT32_MAX), rng.randint(-(1 << 20), 1 << 20),
+                        rng.randint(-1000, 1000)])
+        mult = rng.choice([rng.randint(1 << 30, INT32_MAX), rng.randint(INT32_MIN, INT32_MAX)])
+        shift = rng.randint(0, 31)
+        vectors.append((x, mult, shift))
+    return vectors
+
+
+@cocotb.test()
+async def requant_matches_the_formula(dut):
+    """Random vectors and every rounding tie and saturation edge, one vector per 1 ns."""
+    log_seed(dut)
+    rng = random.Random(random.getrandbits(32))
+    vectors = requant_edge_vectors() + requant_random_vectors(rng, 3000)
+    saturated = 0
+    for x, mult, shift in vectors:
+        dut.x.value = x & WORD_MASK
+        dut.mult.value = mult & WORD_MASK
+        dut.shift.value = shift
+        await Timer(1, unit="ns")
+        want_y, want_sat = requant_expected(x, mult, shift)
+        got_y, got_sat = dut.y.value.to_signed(), int(dut.sat.value)
+        assert (got_y, got_sat) == (want_y, int(want_sat)), (
+            f"requant(x={x}, mult={mult}, shift={shift}): want y={want_y} sat={int(want_sat)}, "
+            f"got y={got_y} sat={got_sat}")
+        saturated += want_sat
+    dut._log.info("%d vectors checked, %d of them saturating", len(vectors), saturated)
+
+
+# --- exp table ----------------------------------------------------------------------------------
+
+
+@cocotb.test()
+async def exp_lut_matches_math_exp(dut):
+    """All 256 entries equal floor(65535 * exp(-d / 16) + 0.5) and model.exp_table.EXP, in
+    order and each again right after an entry of another value."""
+    from model.exp_table import EXP
+
+    log_seed(dut)
+    want = [math.floor(65535 * math.exp(-d / 16) + 0.5) for d in range(256)]
+    assert list(EXP) == want, "model/exp_table.py disagrees with the formula"
+    for d in range(256):
+        dut.d.value = d
+        await Timer(1, unit="ns")
+        assert int(dut.e.value) == want[d], f"EXP[{d}]: want {want[d]}, got {int(dut.e.value)}"
+    # each entry again, straight after one of another value (0 after 255, the others after 0):
+    # a table that kept its last output for some index (a latch) shows here
+    for d in range(256):
+        dut.d.value = 255 if d == 0 else 0
+        await Timer(1, unit="ns")
+        dut.d.value = d
+        await Timer(1, unit="ns")
+        assert int(dut.e.value) == want[d], (
+            f"EXP[{d}] after EXP[{255 if d == 0 else 0}]: want {want[d]}, got {int(dut.e.value)}")
+
+
+# --- divider ------------------------------------------------------------------------------------
+
+
+def divider_vectors(rng: random.Random) -> list[tuple[int, int]]:
+    top = WORD_MASK
+    vectors = [
+        (0, 1), (0, 7), (0, top), (1, 1), (top, 1), (top, top), (top - 1, top), (top, top - 1),
+        (top, 2), (1 << 31, 1 << 31), ((1 << 31) - 1, 1 << 31), (5, 7), (7, 7), (8, 7),
+        (0, 0), (1, 0), (12345, 0), (top, 0),
+    ]
+    vectors += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(60)]
+    vectors += [(rng.getrandbits(32), rng.randint(1, 255)) for _ in range(40)]
+    vectors += [(rng.getrandbits(rng.randint(1, 32)), rng.getrandbits(rng.randint(1, 32)))
+                for _ in range(60)]
+    vectors += [(rng.getrandbits(32), 1) for _ in range(5)]
+    # SOFTMAX's operands: (e * 127 + (s >> 1), s) with e <= s < 2^25
+    for _ in range(40):
+        s = rng.randint(65535, 256 * 65535)
+        e = rng.randint(0, 65535)
+        vectors.append((e * 127 + (s >> 1), s))
+    return vectors
+
+
+@cocotb.test()
+async def divu_matches_python(dut):
+    """Quotient and remainder of random and edge operands; x / 0 = (all ones, x); exact timing;
+    the results held (busy and done low) in the idle cycles before the next start."""
+    log_seed(dut)
+    width = int(dut.DIV_W.value)
+    rng = random.Random(random.getrandbits(32))
+    await start_clock_and_reset(dut, {"start": 0, "dividend": 0, "divisor": 0})
+    vectors = divider_vectors(rng)
+    for numerator, denominator in vectors:
+        dut.dividend.value = numerator
+        dut.divisor.value = denominator
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+        dut.dividend.value = rng.getrandbits(32)    # the operands are captured: noise is fine
+        dut.divisor.value = rng.getrandbits(32)
+        for step in range(width):                   # DIV_W step cycles, done low
+            await ReadOnly()
+            assert int(dut.done.value) == 0 and int(dut.busy.value) == 1, f"step {step}"
+            await RisingEdge(dut.clk)
+        await ReadOnly()
+        assert int(dut.done.value) == 1, "done must rise DIV_W + 1 cycles after start"
+        if denominator == 0:
+            want = ((1 << width) - 1, numerator)
+        else:
+            want = (numerator // denominator, numerator % denominator)
+        got = (int(dut.quotient.value), int(dut.remainder.value))
+        assert got == want, f"{numerator} / {denominator}: want {want}, got {got}"
+        await RisingEdge(dut.clk)
+        for idle in range(rng.choice((0, 1, 3))):   # until the next start: held, not busy
+            await ReadOnly()
+            held = (int(dut.quotient.value), int(dut.remainder.value))
+            assert (held, int(dut.busy.value), int(dut.done.value)) == (want, 0, 0), (
+                f"{numerator} / {denominator}, idle cycle {idle} after done: want {want} held "
+                f"with busy and done low, got {held}, busy {int(dut.busy.value)}, "
+                f"done {int(dut.done.value)}")
+            await RisingEdge(dut.clk)
+    dut._log.info("%d divisions checked", len(vectors))
+
+
+# --- DMA ----------------------------------------------------------------------------------------
+
+
+async def dma_transfer(dut, store: bool, ext: int, sram: int, length: int) -> int:
+    """Run one command; return the number of cycles from the one after the command to done."""
+    dut.cmd_ext_addr.value = ext
+    dut.cmd_sram_addr.value = sram
+    dut.cmd_len.value = length
+    dut.cmd_load.value = int(not store)
+    dut.cmd_store.value = int(store)
+    await RisingEdge(dut.clk)
+    dut.cmd_load.value = 0
+    dut.cmd_store.value = 0
+    cycles = 1
+    while True:
+        await ReadOnly()
+        if int(dut.done.value):
+            break
+        await RisingEdge(dut.clk)
+        cycles += 1
+        assert cycles <= length + 100, "the DMA did not finish"
+    await RisingEdge(dut.clk)          # the last word is written at this edge
+    await Timer(1, unit="ns")          # ... and visible through the backdoor after it
+    return cycles
+
+
+GUARD = 0xDEADBEEF    # a word the DMA must not overwrite
+
+
+def read_array(array, start: int, count: int) -> list[int]:
+    return [int(array[start + i].value) for i in range(count)]
+
+
+@cocotb.test()
+async def dma_moves_words_in_the_documented_cycles(dut):
+    """LOAD takes len + EXT_LAT cycles, STORE len + 1; lengths 1, 2, random and the whole SRAM."""
+    log_seed(dut)
+    sram_words = int(dut.SRAM_WORDS.value)
+    ext_words = int(dut.EXT_WORDS.value)
+    latency = int(dut.EXT_LAT.value)
+    rng = random.Random(random.getrandbits(32))
+    await start_clock_and_reset(dut, {"cmd_load": 0, "cmd_store": 0, "cmd_ext_addr": 0,
+                                      "cmd_sram_addr": 0, "cmd_len": 0})
+    ext_image = [rng.getrandbits(32) for _ in range(sram_words + 64)]
+    for address, word in enumerate(ext_image):
+        dut.u_mem.mem[address].value = word
+    await RisingEdge(dut.clk)
+    lengths = [1, 2, 3, rng.randint(4, 300), rng.randint(4, 300), sram_words]
+    for length in lengths:
+        ext = 0 if length == sram_words else rng.randint(0, 64)
+        sram = 0 if length == sram_words else rng.randint(0, sram_words - length)
+        # LOAD ext[ext ..] -> sram[sram ..]
+        cycles = await dma_transfer(dut, False, ext, sram, length)
+        assert cycles == length + latency, f"LOAD of {length}: {cycles} cycles"
+        got = read_array(dut.u_sram.mem, sram, length)
+        assert got == ext_image[ext:ext + length], f"LOAD of {length} words from {ext} to {sram}"
+        # STORE it back elsewhere, between two guard words: sram[sram ..] -> ext[dest ..]
+        dest = rng.randint(sram_words + 65, ext_words - length - 1)
+        dut.u_mem.mem[dest - 1].value = GUARD
+        dut.u_mem.mem[dest + length].value = GUARD
+        cycles = await dma_transfer(dut, True, dest, sram, length)
+        assert cycles == length + 1, f"STORE of {length}: {cycles} cycles"
+        got = read_array(dut.u_mem.mem, dest, length)
+        assert got == ext_image[ext:ext + length], f"STORE of {length} words from {sram} to {dest}"
+        before = read_array(dut.u_mem.mem, dest - 1, 1)
+        guards = before + read_array(dut.u_mem.mem, dest + length, 1)
+        assert guards == [GUARD, GUARD], f"STORE of {length} wrote outside its range"
+    dut._log.info("lengths %s moved both ways", lengths)

@@ -1,0 +1,57 @@
+"""The coverage collectors: one uvm_subscriber per covergroup family, feeding verif.coverage.points.
+
+They only turn a transaction into a sample and call the registered coverage points; the points
+themselves (bins, crosses) live in verif/coverage/points.py, one decorated function each.
+"""
+
+from __future__ import annotations
+
+from pyuvm import uvm_subscriber
+
+from verif.agents.chip.monitor import ChipObservation
+from verif.coverage import points
+from verif.env.profiling import PROFILE
+from verif.sequences.items import ChipRunItem, PageOp, PageOpItem, StepItem
+
+
+def _sample(registered, sample) -> None:
+    with PROFILE.section("coverage"):
+        for point in registered:
+            point(sample)
+
+
+class StepCoverage(uvm_subscriber):
+    """decode.step_cg: each decode step as the chip driver started it; serving.batch_cg: each
+    serving step (a layout of several requests). Bare programs are chip_cg's only."""
+
+    def write(self, item: ChipRunItem) -> None:
+        if not isinstance(item, StepItem):
+            return
+        if item.layout.max_batch > 1:
+            _sample(points.BATCH_POINTS, points.BatchSample.of(item))
+        else:
+            _sample(points.STEP_POINTS, points.StepSample.of(item))
+
+
+class PageTableCoverage(uvm_subscriber):
+    """decode.page_cg: each page-table operation the agent finished; serving.pool_cg: each
+    serving step the scheduler prepared or finished."""
+
+    def build_phase(self) -> None:
+        self.page_size, self.gather = 0, "host"
+
+    def write(self, item: PageOpItem) -> None:
+        if item.kind == PageOp.CONFIGURE:
+            self.page_size, self.gather = item.page_size, item.gather
+        if item.result.serving is not None:
+            _sample(points.SERVING_POINTS, points.ServingSample.of(item))
+        else:
+            _sample(points.PAGE_POINTS, points.PageSample.of(item, self.gather, self.page_size))
+
+
+class ChipCoverage(uvm_subscriber):
+    """decode.chip_cg: each chip run the monitor observed (runs with X or Z are skipped)."""
+
+    def write(self, observation: ChipObservation) -> None:
+        if observation.status is not None:
+            _sample(points.CHIP_POINTS, points.ChipSample.of(observation))

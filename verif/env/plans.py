@@ -1,0 +1,88 @@
+"""The decode plans the tests, the main job and the report share: one definition each.
+
+The chapter's three decodes (32 steps of the structured model with W = None, 8, 4, pages of 4
+rows); its exercises 1 (W = 8 with pages of 1, 2, 4, 8 and 16 rows) and 3 (W = 8 with 2
+attention sinks); the random-model plan, the fork plan and the short plan of the negative tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from verif.env.decode_spec import DecodeSpec
+from verif.env.serving_spec import ServingSpec
+
+CHAPTER_STEPS = 32
+CHAPTER_WINDOWS = (None, 8, 4)
+TABLE_STEPS = (1, 4, 8, 9, 12, 16, 24, 32)  # the chapter's cycle table
+
+
+def chapter_spec(window: int | None) -> DecodeSpec:
+    return DecodeSpec(f"structured-W{window}", "structured", steps=CHAPTER_STEPS, window=window,
+                      page_size=4)
+
+
+EXERCISE_WINDOW = 8
+PAGE_SIZES = (1, 2, 4, 8, 16)
+SINKS = 2
+
+
+def page_size_spec(page_size: int) -> DecodeSpec:
+    """Exercise 1: the chapter's W = 8 decode with another page size."""
+    return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-P{page_size}", "structured",
+                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, page_size=page_size)
+
+
+def sinks_spec() -> DecodeSpec:
+    """Exercise 3: the W = 8 decode keeping the first SINKS rows in every window."""
+    return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-S{SINKS}", "structured",
+                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, sinks=SINKS, page_size=4)
+
+
+RANDOM_PLAN = [
+    DecodeSpec("random1-forced", "random", model_seed=1, start=3, steps=24, window=6,
+               page_size=2, force_random=True),
+    DecodeSpec("random2-forced", "random", model_seed=2, start=5, steps=24, window=3,
+               page_size=1, force_random=True),
+    DecodeSpec("random3-greedy", "random", model_seed=3, start=7, steps=16, window=None,
+               page_size=1),
+]
+
+FORK_PLAN = [DecodeSpec("random4-fork", "random", model_seed=4, start=1, steps=20, window=8,
+                        page_size=4, fork_at=10, force_random=True)]
+
+SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)]
+
+SERVING_BATCHES = (1, 2, 4, 8)
+
+
+def serving_spec(batch_size: int, gather: str = "host") -> ServingSpec:
+    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows, the
+    rows moved by the host or, in chip gather, by the chip through block tables."""
+    suffix = "-chip" if gather == "chip" else ""
+    return ServingSpec(f"workload-B{batch_size}{suffix}", batch_size=batch_size, window=8,
+                       page_size=4, n_pages=16, gather=gather)
+
+
+# ---- chip gather: the chip reads the rows through the block table --------------------------
+
+
+def chip_gather_spec(window: int | None) -> DecodeSpec:
+    """The chapter's decode with the pool in the chip's memory (gather "chip")."""
+    return replace(chapter_spec(window), name=f"structured-W{window}-chip", gather="chip")
+
+
+CHIP_FORK_PLAN = [replace(FORK_PLAN[0], name="random4-fork-chip", gather="chip")]
+
+# the table of step 10 (context 8, pages of 4) names page n_pages: the first PLOAD stops
+BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, window=8,
+                            page_size=4, gather="chip", bad_table_at=10)]
+
+
+
+def decode_plans() -> list[DecodeSpec]:
+    """Every decode the tests run (host and chip gather): coverage takes its windows and page
+    sizes from here, so a decode added to a plan adds its bins."""
+    return [*(chapter_spec(w) for w in CHAPTER_WINDOWS), *(page_size_spec(p) for p in PAGE_SIZES),
+            sinks_spec(), *RANDOM_PLAN, *FORK_PLAN, *SHORT_PLAN,
+            *(chip_gather_spec(w) for w in CHAPTER_WINDOWS), *CHIP_FORK_PLAN, *BAD_PAGE_PLAN]

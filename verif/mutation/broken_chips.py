@@ -1,0 +1,40 @@
+"""Deliberately broken chips for the negative decode tests, built from a copy of hw/.
+
+Each is a verif.mutation.framework Mutant: one whole RTL line replaced. `make_broken_chip` breaks a
+copy under a folder the caller owns (a pytest tmp_path) and returns the chip's sources in the copy;
+the working tree is never touched, and a line that has drifted fails loudly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verif.env.launch import chip_sources
+from verif.mutation.framework import Mutant, apply
+
+CONTROLLER, REQUANT = "hw/rtl/controller.v", "hw/rtl/requant.v"
+
+RTL_MUTANTS = {m.name: m for m in (
+    Mutant("cnt_mat_misses_a_cycle", CONTROLLER, "if (sel_mat) begin",
+           "if (sel_mat && !unit_done) begin",
+           "cnt_mat does not count the matrix unit's last cycle", "rtl"),
+    Mutant("requant_floors", REQUANT,
+           "wire        [63:0] r         = shifted + {63'd0, (rem > threshold)};",
+           "wire        [63:0] r         = shifted;",
+           "requant's rounding shift floors instead of rounding half away from zero", "rtl"),
+    Mutant("done_never_rises", CONTROLLER, "assign done     = (state_reg == `CTL_DONE);",
+           "assign done     = 1'b0;", "the chip never raises done", "rtl"),
+    Mutant("cnt_sm_unknown", CONTROLLER, "cnt_sm        <= {`CNT_SM_W{1'b0}};",
+           "cnt_sm        <= {`CNT_SM_W{1'bx}};",
+           "cnt_sm is cleared to X (visible on Icarus only)", "rtl"),
+    Mutant("store_writes_one_more_word", CONTROLLER, "assign op_len   = w0[15:0];",
+           "assign op_len   = w0[15:0] + {15'd0, opcode == `OP_STORE};",
+           "every STORE writes one word more, past its end (after a decode step's new value "
+           "rows: the word after the output region)", "rtl"),
+)}
+
+
+def make_broken_chip(mutant: Mutant, workdir: Path) -> list[Path]:
+    """Copy hw/ under `workdir`, break it, and return the chip's sources in the copy."""
+    root = apply(mutant, workdir, ["hw"])
+    return chip_sources(root / "hw" / "rtl", root / "hw" / "tb")

@@ -1,0 +1,101 @@
+"""Mutation run of the host: break the page table, the window and the host one line at a time.
+
+Each mutant of verif/mutation/host_mutants.py is applied to a copy of ``model/``
+(verif.mutation.framework), and the checks (the chapter's tests (1)-(6): model/tests/test_paged.py,
+test_tiny_lm.py, test_host.py, or the ``--checks`` given) run against the copy in a subprocess. A
+mutant is *caught* when the checks fail. Every mutant must be caught: a survivor is a gap in the
+tests (or an equivalent mutant, which should then be removed with a note saying why). The unbroken
+copy must pass first.
+
+Run from the repository root: ``python -m scripts.mutants host [--workers N] [--group G]
+[--checks PATH ...]``. Writes ``out/mutate.json``; the exit status is non-zero if a mutant
+survives or the unbroken copy fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
+from verif.mutation.host_mutants import HOST_MUTANTS
+from verif.report.output import write_json
+
+FOLDERS = ("model", "pytest.ini")
+CHECKS = ("model/tests/test_paged.py", "model/tests/test_tiny_lm.py", "model/tests/test_host.py")
+TIMEOUT_SECONDS = 300  # a hung run counts as caught (reported as a timeout), but never happens
+
+
+def pytest_check(checks: tuple[str, ...]):
+    """A check that runs ``checks`` with pytest on a copy; fails first, names the failing test."""
+
+    def check(mutant: Mutant | None, root: Path) -> Outcome:
+        name = mutant.name if mutant else "unbroken"
+        env = os.environ | {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                   "-p", "no:xdist", *checks]
+        try:
+            done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                                  timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            return Outcome(name, Verdict.TIMEOUT, f"timed out after {TIMEOUT_SECONDS} s")
+        if done.returncode == 0:
+            return Outcome(name, Verdict.SURVIVED, "every check passed")
+        return Outcome(name, Verdict.CAUGHT, first_failure(done.stdout + done.stderr))
+
+    return check
+
+
+def first_failure(output: str) -> str:
+    """The first failing test's name, from pytest's short summary."""
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line.split(" - ")[0].split("::", 1)[-1]
+    lines = output.strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+def print_table(mutants: list[Mutant], outcomes: list[Outcome]) -> None:
+    width = max(len(f"{m.group}: {m.description}") for m in mutants)
+    for mutant, outcome in zip(mutants, outcomes, strict=True):
+        verdict = "caught" if outcome.caught else outcome.verdict.value.upper()
+        label = f"{mutant.group}: {mutant.description}"
+        print(f"{label:{width}s}  {verdict:8s} {outcome.seconds:5.1f} s  {outcome.detail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2, help="parallel check runs")
+    parser.add_argument("--group", help="only the mutants of this group (e.g. 'page table')")
+    parser.add_argument("--checks", nargs="+", default=list(CHECKS), metavar="PATH",
+                        help="the test files to run against each copy")
+    args = parser.parse_args(argv)
+    mutants = [m for m in HOST_MUTANTS if args.group in (None, m.group)]
+    if not mutants:
+        groups = sorted({m.group for m in HOST_MUTANTS})
+        parser.error(f"no mutant in group {args.group!r}; the groups are {groups}")
+    started = time.perf_counter()
+    print("NOTE: this script deliberately breaks copies of the model; 'caught' is EXPECTED.")
+    unbroken, outcomes = run_mutants(mutants, FOLDERS, pytest_check(tuple(args.checks)),
+                                     args.workers)
+    print(f"unbroken copy passes: {not unbroken.caught} ({unbroken.seconds:.1f} s)")
+    if unbroken.verdict != Verdict.SURVIVED:
+        print(f"  first failure: {unbroken.detail}")
+        return 2
+    print_table(mutants, outcomes)
+    caught = sum(o.caught for o in outcomes)
+    elapsed = time.perf_counter() - started
+    print(f"\n{caught} of {len(mutants)} broken versions caught in {elapsed:.0f} s "
+          f"({args.workers} workers; checks: {' '.join(args.checks)})")
+    write_json("mutate.json", {
+        "seconds": elapsed, "workers": args.workers, "checks": list(args.checks),
+        "mutants": [asdict(m) | {"verdict": o.verdict.value, "caught": o.caught,
+                                 "first_failure": o.detail, "seconds": o.seconds}
+                    for m, o in zip(mutants, outcomes, strict=True)],
+    })
+    return 0 if caught == len(mutants) else 1

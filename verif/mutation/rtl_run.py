@@ -1,0 +1,500 @@
+"""RTL mutation run: generated mutants of every chip module against a named suite, on Verilator.
+
+The mutants come from verif/mutation/rtl_generator.py (operator classes over every line of hw/rtl,
+reproducible from ``--seed``). Each is applied to a copy of the tree (verif.mutation.framework), and
+the copy is mirrored into ``build/rtl-mutants/<mutant name>/``: the name carries a digest of the
+mutant's text, and the mirror rewrites only files whose bytes changed, so sim.runner's build
+stamps there stay valid and a mutant run again is not built again. In that tree (where
+``sim.runner`` finds the broken ``hw/``), the suite's stages run one after another, each a
+subprocess with a wall-clock limit, cheapest first, stopping at the first failure:
+
+``rtl-mutation`` (the default)
+    1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
+       systolic array's, ``paged_geometry`` the controller's, ``chip_top`` none), by pytest
+    2. ``error-paths``: verif/sequences/program_seqs.py's error paths (one bad instruction of each
+    kind) 3. ``random-programs``: verif/sequences/program_seqs.py's random programs, ``PROGRAMS`` of
+    them 4. ``decode``: one short decode in the pyuvm environment (verif/env/plans.py's SHORT_PLAN)
+``chip-only``
+    the same without the block test: what the chip-level environment finds on its own
+``blocks-only``
+    the block test alone (what the block tests find on their own; the quick end-to-end test)
+
+Verdicts (verif.mutation.framework.Verdict): *caught* (with the stage, the test and the first
+difference, from the failing test's own report); *survived*; *timeout*, which counts as caught only
+when the testbench's watchdog stopped the run (ChipHung, "watchdog", a block test's "did not rise
+by"), not when the wall-clock limit killed it; *does-not-build*, left out of the score. A
+mutant listed in ``verif.mutation.rtl_generator.EQUIVALENT`` is run but left out of the score, with
+its reason in the report. Score = caught / (built, non-equivalent mutants).
+
+Run from the repository root: ``python -m scripts.mutants [--seed S] [--count N]
+[--sample K] [--workers 2] [--suite NAME]``. Writes ``out/mutants.json`` and ``out/mutants.md``;
+the exit status is non-zero if the score is under 95% or the unbroken copy fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model.paths import OUT, REPO_ROOT
+from sim.runner import locked
+from verif.mutation import rtl_generator as gen
+from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
+
+MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
+FOLDERS = ("hw", "model", "sim", "verif", "scripts", "conftest.py", "pytest.ini")
+SIM = "verilator"
+TEST_SEED = 1  # every stage of every mutant runs with this seed
+PROGRAMS = 40  # random programs per mutant: the chip test runs 200 per simulator
+PASS_SCORE = 0.95
+BLOCK_TEST = "verif/tests/test_blocks.py::test_block[{block}-" + SIM + "-seed{seed}]"
+# modules without a block test of their own: the systolic array's checks every PE; the
+# controller's (through the chip) checks the paged instructions' geometry rule
+BLOCK_OF = {"pe": "systolic_array", "paged_geometry": "controller"}
+WATCHDOG = re.compile(r"ChipHung|watchdog|did not rise by")
+RESULT_MARK = "RTL-MUTANT-STAGE-RESULT "
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    timeout: float  # wall-clock seconds, building included
+
+
+SUITES = {
+    "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
+                     Stage("random-programs", 420), Stage("decode", 300)),
+    "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420),
+                  Stage("decode", 300)),
+    "blocks-only": (Stage("block", 420),),
+}
+
+
+@dataclass
+class RtlOutcome(Outcome):
+    """An Outcome with what the report needs: the catching stage and test, the difference."""
+
+    test: str = ""
+    difference: str = ""
+    watchdog: bool = False  # a TIMEOUT the testbench's watchdog stopped: counts as caught
+    build_seconds: float = 0.0
+    stages: list[str] = field(default_factory=list)
+
+    @property
+    def counts_as_caught(self) -> bool:
+        return self.verdict == Verdict.CAUGHT or (self.verdict == Verdict.TIMEOUT and
+                                                   self.watchdog)
+
+
+@dataclass
+class StageResult:
+    passed: bool
+    test: str = ""
+    difference: str = ""
+    does_not_build: bool = False
+    timed_out: bool = False
+    build_seconds: float = 0.0
+
+
+# ---- the parent: mutants, copies, stages --------------------------------------------------------
+
+
+def block_tests() -> set[str]:
+    """The blocks that have a Verilator block test, as pytest collects them."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                           "-p", "no:cacheprovider", "verif/tests/test_blocks.py"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    return set(re.findall(rf"test_block\[(\w+)-{SIM}-seed", done.stdout))
+
+
+def block_of(mutant: Mutant | None, blocks: set[str]) -> str | None:
+    module = gen.module_of(mutant) if mutant else ""
+    block = BLOCK_OF.get(module, module)
+    return block if block in blocks else None
+
+
+def mirror(source: Path, target: Path) -> None:
+    """Make ``target``'s FOLDERS equal to ``source``'s, writing only files whose bytes differ.
+
+    An unchanged file keeps its modification time, so the builds stamped in ``target`` stay
+    up to date; a changed one is written now, so they rebuild.
+    """
+    wanted = {p.relative_to(source) for p in source.rglob("*") if p.is_file()}
+    for relative in sorted(wanted):
+        old, new = target / relative, source / relative
+        if not old.exists() or not filecmp.cmp(old, new, shallow=False):
+            old.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(new, old)
+    for path in list(target.rglob("*")):
+        relative = path.relative_to(target)
+        if path.is_file() and relative.parts[0] in FOLDERS and relative not in wanted \
+                and "__pycache__" not in relative.parts:
+            path.unlink()
+
+
+def run_in_tree(command: list[str], tree: Path, timeout: float) -> tuple[str, bool]:
+    """(output, timed out) of a command run in a mutant's tree; a late run is killed whole."""
+    env = os.environ | {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
+                        "RANDOM_SEED": str(TEST_SEED)}
+    process = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        return output, False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the stage and the simulator it started
+        output, _ = process.communicate()
+        return output, True
+
+
+def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
+    """Run one stage in a tree and read its verdict."""
+    started = time.time()
+    if stage.name == "block":
+        node = BLOCK_TEST.format(block=block, seed=TEST_SEED)
+        command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                   "-p", "no:xdist", node]
+        output, timed_out = run_in_tree(command, tree, stage.timeout)
+        result = block_verdict(output, node)
+        result.build_seconds = built_since(tree, started)
+    else:
+        command = [sys.executable, "-m", "verif.mutation.rtl_run", "--stage", stage.name]
+        output, timed_out = run_in_tree(command, tree, stage.timeout)
+        result = child_verdict(output, stage.name)
+    if timed_out:
+        result = StageResult(False, stage.name, f"killed after {stage.timeout:.0f} s "
+                             f"(wall-clock limit){watchdog_note(output)}", timed_out=True,
+                             build_seconds=result.build_seconds)
+    return result
+
+
+def watchdog_note(output: str) -> str:
+    return "; the testbench's watchdog had fired" if WATCHDOG.search(output) else ""
+
+
+def block_verdict(output: str, node: str) -> StageResult:
+    """A pytest run of one block test: passed, or the test's own failure message."""
+    summary = output.strip().splitlines()[-1] if output.strip() else ""
+    if re.match(r"1 passed\b", summary) and "failed" not in summary:
+        return StageResult(True)
+    if "BuildFailed" in output:
+        return StageResult(False, node, first_line(output, "BuildFailed"), does_not_build=True)
+    if "no tests ran" in output or "not found" in output:
+        raise RuntimeError(f"the block test {node} does not exist:\n{output}")
+    log = re.search(r"log:\s+(\S+)", output)
+    message = failure_text(Path(log[1]).parent / "results.xml") if log else ""
+    return StageResult(False, node, message or first_line(output, "Error"))
+
+
+def built_since(tree: Path, started: float) -> float:
+    """Seconds spent building in a stage: from its start to each build stamp written since."""
+    stamps = [p.stat().st_mtime for p in (tree / "build").glob("*/*/built.stamp")]
+    return sum(max(0.0, s - started) for s in stamps if s >= started)
+
+
+def child_verdict(output: str, stage: str) -> StageResult:
+    for line in reversed(output.splitlines()):
+        if line.startswith(RESULT_MARK):
+            return StageResult(**json.loads(line[len(RESULT_MARK):]))
+    return StageResult(False, stage, "the stage ended without a verdict: "
+                       + " | ".join(output.strip().splitlines()[-3:]))
+
+
+def first_line(output: str, word: str) -> str:
+    return next((line.strip() for line in output.splitlines() if word in line), "")
+
+
+def failure_text(results_xml: Path) -> str:
+    """The failing cocotb test's own message (its first difference), from its results file."""
+    if not results_xml.exists():
+        return ""
+    for case in ET.parse(results_xml).iter("testcase"):
+        for bad in (*case.iter("failure"), *case.iter("error")):
+            return short(bad.get("message") or bad.text or "")
+    return ""
+
+
+def short(text: str, limit: int = 400) -> str:
+    text = " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def suite_check(suite: str, blocks: set[str], needed: set[str]):
+    """The check run_mutants runs on each copy: the suite's stages, cheapest first.
+
+    The unbroken copy runs every block test a mutant will (``needed``), then the chip stages.
+    """
+
+    unbroken_failed = []  # run_mutants checks the unbroken copy first: if it fails, stop
+
+    def check(mutant: Mutant | None, copy: Path) -> Outcome:
+        name = mutant.name if mutant else "unbroken"
+        if unbroken_failed:
+            return RtlOutcome(name, Verdict.SURVIVED, "not run: the unbroken copy failed")
+        tree = MUTANT_ROOT / name
+        started = time.perf_counter()
+        with locked(tree.with_suffix(".lock")):  # another run may be using the same tree
+            mirror(copy, tree)
+            outcome = run_stages(mutant, tree)
+        if mutant is None and outcome.verdict != Verdict.SURVIVED:
+            unbroken_failed.append(outcome)
+        print(f"  {name}: {outcome.verdict.value} after {', '.join(outcome.stages)} "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
+        return outcome
+
+    def run_stages(mutant: Mutant | None, tree: Path) -> RtlOutcome:
+        outcome = RtlOutcome(tree.name, Verdict.SURVIVED, "every stage passed")
+        for stage in SUITES[suite]:
+            for block in stage_blocks(stage, mutant, blocks, needed):
+                if not note(outcome, stage, stage_result(stage, tree, block)):
+                    return outcome
+        return outcome
+
+    return check
+
+
+def stage_blocks(stage: Stage, mutant: Mutant | None, blocks: set[str],
+                 needed: set[str]) -> list[str | None]:
+    """What a stage runs for a copy: a chip stage once; the block stage once per block test
+    (the mutated module's, if it has one; for the unbroken copy, every one a mutant needs)."""
+    if stage.name != "block":
+        return [None]
+    if mutant is None:
+        return sorted(needed)
+    block = block_of(mutant, blocks)
+    return [block] if block else []
+
+
+def note(outcome: RtlOutcome, stage: Stage, result: StageResult) -> bool:
+    """Add a stage's result to an outcome; False when it decided the verdict."""
+    outcome.stages.append(stage.name)
+    outcome.build_seconds += result.build_seconds
+    if result.passed:
+        return True
+    outcome.test = f"{stage.name}: {result.test}"
+    outcome.difference = result.difference
+    outcome.watchdog = bool(WATCHDOG.search(result.difference))
+    if result.does_not_build:
+        outcome.verdict = Verdict.DOES_NOT_BUILD
+    elif result.timed_out or outcome.watchdog:
+        outcome.verdict = Verdict.TIMEOUT
+    else:
+        outcome.verdict = Verdict.CAUGHT
+    outcome.detail = f"{outcome.test}: {outcome.difference}"
+    return False
+
+
+# ---- the child: one chip stage in a mutant's tree -----------------------------------------------
+
+
+def run_chip_stage(stage: str) -> StageResult:
+    """Run one chip-level stage here (the tree's hw/ is the broken one); never raises."""
+    from sim.runner import BuildFailed, SimulationFailed, run_test
+    from verif.env.launch import chip_build, run_decode
+    from verif.env.plans import SHORT_PLAN
+
+    run_dir = Path.cwd() / "out" / "rtl-mutant" / stage
+    started = time.perf_counter()
+    try:
+        b = chip_build(SIM, waves=False)
+    except BuildFailed as err:
+        return StageResult(False, stage, short(str(err)), does_not_build=True,
+                           build_seconds=time.perf_counter() - started)
+    build_seconds = time.perf_counter() - started
+    if stage == "decode":
+        run = run_decode(b, "PlanDecodeTest", SHORT_PLAN, TEST_SEED, run_dir=run_dir)
+        if run.error is None and run.result and run.result["status"] == "passed":
+            return StageResult(True, build_seconds=build_seconds)
+        kind = (run.result or {}).get("failure_type", "")
+        return StageResult(False, f"PlanDecodeTest {SHORT_PLAN[0].name}",
+                           short(f"{kind}: {first_difference(run.failure)}"),
+                           build_seconds=build_seconds)
+    testcase = {"error-paths": "error_paths", "random-programs": "random_programs"}[stage]
+    try:
+        run_test(b, "verif.sequences.program_seqs", testcase=testcase, seed=TEST_SEED,
+                 test_dir=run_dir, extra_env={"PROGRAMS": str(PROGRAMS)})
+    except SimulationFailed as err:
+        message = failure_text(run_dir / "results.xml") or short(str(err))
+        return StageResult(False, f"verif.sequences.program_seqs.{testcase}", message,
+                           build_seconds=build_seconds)
+    return StageResult(True, build_seconds=build_seconds)
+
+
+def first_difference(report: str) -> str:
+    """The scoreboard's first-difference line of a decode report, else its first line."""
+    lines = [line.strip() for line in report.splitlines() if line.strip()]
+    named = [line for line in lines if "first difference" in line or "watchdog" in line]
+    return (named or lines or ["(no report)"])[0]
+
+
+# ---- reports ------------------------------------------------------------------------------------
+
+
+def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
+    reason = gen.EQUIVALENT.get(mutant.name)
+    return {
+        "name": mutant.name, "file": mutant.path, "line": gen.line_of(mutant),
+        "module": gen.module_of(mutant), "operator": gen.operator_of(mutant),
+        "description": mutant.description, "original": mutant.original,
+        "mutated": mutant.mutated, "verdict": outcome.verdict.value,
+        "counts_as_caught": outcome.counts_as_caught, "watchdog": outcome.watchdog,
+        "equivalent": reason, "catching_test": outcome.test or None,
+        "first_difference": outcome.difference or None, "stages_run": outcome.stages,
+        "seconds": round(outcome.seconds, 1), "build_seconds": round(outcome.build_seconds, 1),
+    }
+
+
+def score(records: list[dict]) -> tuple[int, int]:
+    """(caught, scored): scored = built and not equivalent."""
+    scored = [r for r in records if r["verdict"] != Verdict.DOES_NOT_BUILD.value
+              and not r["equivalent"]]
+    return sum(r["counts_as_caught"] for r in scored), len(scored)
+
+
+def markdown(records: list[dict], header: dict) -> str:
+    caught, scored = score(records)
+    lines = [
+        "## RTL mutation run", "",
+        f"Suite `{header['suite']}` ({', '.join(header['stages'])}) on {SIM}, mutant seed "
+        f"{header['seed']}, test seed {TEST_SEED}, {PROGRAMS} random programs; "
+        f"{len(records)} mutants, {header['workers']} workers, {header['seconds']:.0f} s.", "",
+        f"**Score: {caught} / {scored} = {100 * caught / max(scored, 1):.1f}%** caught of the "
+        f"built, non-equivalent mutants (pass mark {100 * PASS_SCORE:.0f}%).", "",
+        "| verdict | mutants |", "| --- | --- |",
+        *(f"| {label} | {n} |" for label, n in verdict_counts(records)),
+        "", "| module | mutants | caught |", "| --- | --- | --- |",
+    ]
+    for module in sorted({r["module"] for r in records}):
+        mine = [r for r in records if r["module"] == module]
+        lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} |")
+    lines += ["", "| operator class | mutants | caught |", "| --- | --- | --- |"]
+    for operator in gen.OPERATORS:
+        mine = [r for r in records if r["operator"] == operator]
+        lines.append(f"| {operator} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} |")
+    lines += ["", "| catching stage | mutants |", "| --- | --- |"]
+    stages = Counter(r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"])
+    lines += [f"| {s} | {n} |" for s, n in sorted(stages.items())]
+    lines += section("Survivors", [r for r in records if not r["counts_as_caught"]
+                                   and r["verdict"] != Verdict.DOES_NOT_BUILD.value
+                                   and not r["equivalent"]])
+    lines += section("Equivalent (not scored)", [r for r in records if r["equivalent"]],
+                     reason=True)
+    lines += section("Does not build (not scored)",
+                     [r for r in records if r["verdict"] == Verdict.DOES_NOT_BUILD.value])
+    watchdog = [r for r in records if r["verdict"] == Verdict.TIMEOUT.value]
+    lines += section("Timeouts (caught only when the testbench's watchdog fired)", watchdog,
+                     detail=True)
+    return "\n".join(lines) + "\n"
+
+
+def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
+    """The verdicts as the score counts them: equivalent mutants apart, timeouts split."""
+    mine = [r for r in records if not r["equivalent"]]
+
+    def count(verdict: Verdict, watchdog: bool | None = None) -> int:
+        return sum(r["verdict"] == verdict.value and watchdog in (None, r["watchdog"])
+                   for r in mine)
+
+    return [("caught", count(Verdict.CAUGHT)),
+            ("timeout, the testbench's watchdog fired (counts as caught)",
+             count(Verdict.TIMEOUT, True)),
+            ("timeout, the wall-clock limit (not caught)", count(Verdict.TIMEOUT, False)),
+            ("survived", count(Verdict.SURVIVED)),
+            ("does not build (not scored)", count(Verdict.DOES_NOT_BUILD)),
+            ("equivalent (run, not scored)", len(records) - len(mine))]
+
+
+def section(title: str, records: list[dict], reason: bool = False,
+            detail: bool = False) -> list[str]:
+    lines = ["", f"### {title}: {len(records)}", ""]
+    for r in records:
+        lines.append(f"- `{r['file']}:{r['line']}` ({r['operator']}, {r['name']}): "
+                     f"`{r['original']}` -> `{r['mutated']}`")
+        if reason:
+            lines.append(f"  - why equivalent: {r['equivalent']}")
+        if detail:
+            lines.append(f"  - {r['catching_test']}: {r['first_difference']}")
+    return lines if records else [*lines, "none"]
+
+
+def print_table(records: list[dict]) -> None:
+    for r in records:
+        verdict = r["verdict"] if not r["counts_as_caught"] else (
+            "caught" if r["verdict"] == "caught" else "caught (watchdog)")
+        where = f"{Path(r['file']).name}:{r['line']}"
+        print(f"{where:22s} {r['operator']:8s} {verdict:16s} {r['seconds']:6.1f} s  "
+              f"{r['catching_test'] or ''}")
+
+
+# ---- entry point --------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=gen.DEFAULT_SEED, help="mutant seed")
+    parser.add_argument("--count", type=int, default=gen.DEFAULT_COUNT, help="mutants")
+    parser.add_argument("--sample", type=int, metavar="K",
+                        help="run a fixed, seeded subset of K of the mutants (make run)")
+    parser.add_argument("--workers", type=int, default=2, help="mutants checked in parallel")
+    parser.add_argument("--suite", choices=sorted(SUITES), default="rtl-mutation")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="run only this generated mutant (repeatable)")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="where mutants.json and mutants.md go")
+    parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: one chip stage, here
+    args = parser.parse_args(argv)
+    if args.stage:
+        result = run_chip_stage(args.stage)
+        print(RESULT_MARK + json.dumps(result.__dict__), flush=True)
+        return 0
+    mutants = gen.generate(args.seed, args.count)
+    if args.sample:
+        mutants = gen.sample(mutants, args.sample, args.seed)
+    if args.only:
+        unknown = set(args.only) - {m.name for m in mutants}
+        if unknown:
+            parser.error(f"no generated mutant is named {', '.join(sorted(unknown))}")
+        mutants = [m for m in mutants if m.name in args.only]
+    started = time.perf_counter()
+    print("NOTE: this script deliberately breaks copies of the RTL; 'caught' is EXPECTED.")
+    print(f"{len(mutants)} mutants, suite {args.suite}, {args.workers} workers", flush=True)
+    blocks = block_tests()
+    needed = {b for m in mutants if (b := block_of(m, blocks))}
+    unbroken, outcomes = run_mutants(mutants, FOLDERS, suite_check(args.suite, blocks, needed),
+                                     args.workers)
+    print(f"unbroken copy passes: {unbroken.verdict == Verdict.SURVIVED} "
+          f"({unbroken.seconds:.1f} s)")
+    if unbroken.verdict != Verdict.SURVIVED:
+        print(f"  {unbroken.detail}")
+        return 2
+    records = [record(m, o) for m, o in zip(mutants, outcomes, strict=True)]
+    elapsed = time.perf_counter() - started
+    header = {"suite": args.suite, "stages": [s.name for s in SUITES[args.suite]],
+              "seed": args.seed, "count": args.count, "sample": args.sample,
+              "workers": args.workers, "seconds": elapsed, "test_seed": TEST_SEED,
+              "programs": PROGRAMS, "unbroken_seconds": unbroken.seconds}
+    print_table(records)
+    caught, scored = score(records)
+    header |= {"caught": caught, "scored": scored, "score": caught / max(scored, 1)}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "mutants.json").write_text(json.dumps(header | {"mutants": records}, indent=1))
+    (args.out / "mutants.md").write_text(markdown(records, header))
+    print(f"\nscore {caught} / {scored} = {100 * caught / max(scored, 1):.1f}% in {elapsed:.0f} s"
+          f" ({args.out / 'mutants.json'}, {args.out / 'mutants.md'})")
+    return 0 if caught >= PASS_SCORE * scored else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

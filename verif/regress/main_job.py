@@ -1,0 +1,362 @@
+"""`make run`, the main job: the chapter's whole check on both simulators, and its report.
+
+Stages, each timed:
+
+1. simulator builds: the chip harness on Icarus and Verilator, made once before the parallel
+   runs (a no-op when they are up to date);
+2. software checks and decodes: one pytest-xdist session of the `chapter` suite
+   (verif/regress/suites.py): model/tests, the 32-step decodes with W = None, 8, 4 and the RTL
+   exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks), the chapter's decodes in
+   chip-gather mode (the chip reads the pool through block tables) and the serving workload in
+   both gather modes (B = 8 on both simulators, B = 1, 2, 4 on Verilator), the scoreboard
+   checking every run;
+3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event by
+   event, and what paging, sharing and windows buy;
+4. exercises (verif/report/exercises.py): the chapter's four exercises as tables,
+out/exercises.json; 5. serving (verif/report/serving.py): the workload's batch sweep on the RTL in
+host and chip
+   gather, out/serving.json;
+6. mutation runs: the host's mutants (verif/mutation/host_run.py), then a fixed, seeded sample of
+   the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/);
+7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
+   (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
+   mode), host gather against chip gather (out/gather.json), and the coverage report
+   out/coverage.md; it fails when Icarus and Verilator differ in any counter or output word.
+
+Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
+`CODE_COVERAGE=0 make run` skips it). A failing stage does not stop the later ones; the exit
+status is non-zero if any failed.
+
+    python -m scripts.main_job [--jobs 2] [--started EPOCH_SECONDS]
+
+`--started` (the Makefile passes it) is when `make run` began, so the wall time includes the
+set-up that ran before this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model.paths import REPO_ROOT, relative
+from sim.toolchain import SIMULATORS
+from verif.env.launch import chip_build
+from verif.env.plans import CHAPTER_WINDOWS
+from verif.mutation import host_run
+from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
+from verif.report import chapter as chapter_report
+from verif.report import example_a, example_b, exercise_plots, exercises
+from verif.report import gather as gather_report
+from verif.report import plots as report_plots
+from verif.report import serving as serving_report
+from verif.report.output import write_json
+
+CHAPTER_SUITE = "chapter"
+# the simulations first (the longest), then the software checks
+CHAPTER_PATHS = ("verif/tests/test_serving.py", "verif/tests/test_decode.py",
+                 "verif/tests/test_chip_gather.py", "model/tests")
+JUNIT = OUT / "junit" / "run.xml"
+REPORT = OUT / "report.md"
+REGRESS_JSON = OUT / "regress.json"
+PLOTS = OUT / "plots"
+RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
+MUTANT_SAMPLE_OUT = OUT / "mutants_sample"
+
+
+@dataclass
+class Stage:
+    """One timed stage of the main job."""
+
+    name: str
+    ok: bool
+    seconds: float
+    note: str = ""
+
+
+def timed(name: str, work: Callable[[], tuple[bool, str]]) -> Stage:
+    """Run a stage; an exception fails it (and is shown) but does not stop the job."""
+    print(f"\n==== {name}", flush=True)
+    started = time.perf_counter()
+    try:
+        ok, note = work()
+    except Exception as error:  # a stage's crash is its failure, reported below
+        ok, note = False, f"{type(error).__name__}: {error}"
+        print(f"stage failed: {note}", flush=True)
+    return Stage(name, ok, time.perf_counter() - started, note)
+
+
+def in_process(work: Callable[[], object]) -> Callable[[], tuple[bool, str]]:
+    """A stage that calls ``work`` here: it passes unless it raises."""
+    def stage() -> tuple[bool, str]:
+        work()
+        return True, "done"
+
+    return stage
+
+
+def python_module(module: str, *args: str) -> tuple[bool, str]:
+    status = subprocess.call([sys.executable, "-m", module, *args], cwd=REPO_ROOT)
+    return status == 0, f"exit status {status}"
+
+
+# ---- the stages ------------------------------------------------------------------------------
+
+
+def build_simulators() -> tuple[bool, str]:
+    with ThreadPoolExecutor(len(SIMULATORS)) as pool:
+        builds = list(pool.map(chip_build, SIMULATORS))
+    return True, "ready: " + ", ".join(b.sim for b in builds)
+
+
+def checks_and_decodes(jobs: int) -> tuple[bool, str]:
+    run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT, CHAPTER_PATHS)
+    software = junit_counts(JUNIT, "model.tests")
+    decodes = junit_counts(JUNIT, "verif.tests")
+    return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
+
+
+def host_mutation_summary() -> tuple[bool, str]:
+    """The host's mutation run, then its verdict from the mutate.json it wrote (not an older
+    one)."""
+    started = time.time()
+    ok, status = (code := host_run.main([])) == 0, f"exit status {code}"
+    path = OUT / "mutate.json"
+    if not path.exists() or path.stat().st_mtime < started:
+        return False, f"{status}, no new {rel(path)}"
+    mutants = json.loads(path.read_text())["mutants"]
+    survivors = [m["description"] for m in mutants if not m["caught"]]
+    caught = f"host: {len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
+    return ok, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+
+
+@dataclass
+class MutationStage:
+    """The mutation stage: the host's mutants, then a fixed sample of the RTL mutants.
+
+    The sample (``RTL_MUTANT_SAMPLE`` mutants, seeded, spread over the modules) goes to its own
+    folder, so it never overwrites a full ``make mutants`` result in out/mutants.json.
+    """
+
+    text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report
+
+    def run(self) -> tuple[bool, str]:
+        host_ok, host_note = host_mutation_summary()
+        started = time.time()
+        rtl_ok, status = python_module("verif.mutation.rtl_run", "--sample",
+                                       str(RTL_MUTANT_SAMPLE), "--out", str(MUTANT_SAMPLE_OUT))
+        path = MUTANT_SAMPLE_OUT / "mutants.json"
+        if not path.exists() or path.stat().st_mtime < started:
+            return False, f"{host_note}; RTL sample: {status}, no new {rel(path)}"
+        self.text = (MUTANT_SAMPLE_OUT / "mutants.md").read_text()
+        result = json.loads(path.read_text())
+        rtl_note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
+                    f"({len(result['mutants'])} mutants, {rel(path)})")
+        return host_ok and rtl_ok, f"{host_note}; {rtl_note}"
+
+
+@dataclass
+class ExerciseStage:
+    """The exercises stage: its tables as printed (for the report) and their problems."""
+
+    since: float
+    text: str = ""
+
+    def run(self) -> tuple[bool, str]:
+        results, self.text = exercises.run(self.since)
+        print(self.text, end="")
+        path = write_json("exercises.json", results)
+        found = exercises.problems(results)
+        for problem in found:
+            print(f"PROBLEM: {problem}")
+        return not found, (f"{len(results)} exercises, {rel(path)}"
+                           + (f"; {'; '.join(found)}" if found else ""))
+
+
+@dataclass
+class ServingStage:
+    """The serving stage: the batch sweep's table (for the report) from this job's runs."""
+
+    since: float
+    text: str = ""
+
+    def run(self) -> tuple[bool, str]:
+        table = serving_report.serving_table(self.since)
+        self.text = serving_report.print_table(table)
+        path = write_json("serving.json", table)
+        if table["rows"]:
+            serving_report.throughput_plot(table, PLOTS / "serving.png")
+        ok = not table["missing"] and table["b8_simulators_agree"]
+        gain = table.get("gain_b8_over_b1")
+        return ok, (f"{len(table['rows'])} batch sizes, {rel(path)}"
+                    + (f", gain at B = 8: {gain}x" if gain else "")
+                    + ("" if ok else f"; missing {table['missing']} or simulators differ"))
+
+
+@dataclass
+class Report:
+    """The report stage: tables, regress.json, plots, coverage. report.md comes at the end."""
+
+    decodes_since: float
+    runs: list[chapter_report.ChapterRun] = field(default_factory=list)
+    plots: list[Path] = field(default_factory=list)
+    gather_text: str = ""  # host gather against chip gather (verif/report/gather.py)
+
+    def build(self) -> tuple[bool, str]:
+        run_dirs = session_runs(JUNIT, self.decodes_since)
+        self.runs = chapter_report.collect_runs(run_dirs)
+        chip_gather = chapter_report.collect_chip_gather_runs(run_dirs)
+        print(chapter_report.terminal_tables(self.runs))
+        REGRESS_JSON.write_text(json.dumps(chapter_report.regress_json(self.runs + chip_gather),
+                                           indent=1) + "\n")
+        self.gather_text = gather_report.report(
+            gather_report.model_decodes() + gather_report.rtl_decodes(run_dirs), OUT)
+        print("\n" + self.gather_text)
+        self.plots = write_plots(self.runs, self.decodes_since)
+        coverage = write_coverage_report(run_dirs, self.decodes_since, "make run")
+        print(f"\nwrote {rel(REGRESS_JSON)}, {rel(coverage)}, {rel(JUNIT)} and "
+              f"{len(self.plots)} plots in {rel(PLOTS)}/")
+        failed = [f"{run.sim} {chapter_report.label(run.window)}: {run.status}"
+                  for run in self.runs if run.status != "passed" or not run.rule_ok]
+        disagreements = [d for w in CHAPTER_WINDOWS
+                         if (d := chapter_report.first_disagreement(self.runs, w))]
+        if failed or disagreements:
+            return False, "; ".join(
+                [*(f"decode failed: {f}" for f in failed),
+                 *(f"Icarus and Verilator differ: {d}" for d in disagreements)])
+        return True, (f"{len(self.runs)} decodes passed, rule ok; Icarus and Verilator agree "
+                      "on every counter and output word of every step")
+
+
+def rel(path: Path) -> str:
+    return str(relative(path))
+
+
+def example_b_rows(since: float) -> dict:
+    """Example B's tables, if this job's example B stage wrote them (not an older run)."""
+    path = OUT / "example_b.json"
+    fresh = path.exists() and path.stat().st_mtime >= since
+    return json.loads(path.read_text()) if fresh else {}
+
+
+def write_plots(runs: list[chapter_report.ChapterRun], since: float) -> list[Path]:
+    plots = [report_plots.cycles_plot(runs, PLOTS / "cycles_per_step.png"),
+             report_plots.pages_plot(runs, PLOTS / "pages_per_step.png")]
+    example_b = example_b_rows(since)
+    if example_b:
+        plots += [report_plots.memory_plot(example_b["part1"], PLOTS / "example_b_memory.png"),
+                  report_plots.sharing_plot(example_b["part2"], PLOTS / "example_b_sharing.png"),
+                  exercise_plots.window_agreement_plot(
+                      example_b["part3"], PLOTS / "figure_15_6_window_agreement.png"),
+                  exercise_plots.batch_vs_context_plot(
+                      example_b["part4"], PLOTS / "figure_15_7_batch_vs_context.png")]
+    return plots
+
+
+def example_b_tables(example_b: dict) -> str:
+    """Parts 1 and 2 of example B as Markdown tables."""
+    memory = [[("contiguous" if r["page_size"] is None else f"paged, page = {r['page_size']}"),
+               str(r["requests_held"]), str(r["rows_used"]), str(r["rows_reserved"]),
+               f"{100 * (r['rows_reserved'] - r['rows_used']) / r['rows_reserved']:.1f}%"]
+              for r in example_b["part1"]]
+    sharing = [[str(r["prompt"]), str(r["page"]), str(r["pages_copied"]), str(r["pages_shared"]),
+                f"{100 * (r['pages_copied'] - r['pages_shared']) / r['pages_copied']:.0f}%",
+                str(r["cow_copies"])] for r in example_b["part2"]]
+    return "\n\n".join([
+        chapter_report.markdown_table(
+            ["scheme", "requests held", "rows used", "rows reserved", "wasted"], memory),
+        chapter_report.markdown_table(
+            ["prompt rows", "page", "pages, copied", "pages, shared", "saved", "CoW copies"],
+            sharing)])
+
+
+def stage_rows(stages: list[Stage]) -> list[list[str]]:
+    return [[s.name, "ok" if s.ok else "FAILED", f"{s.seconds:.1f}", s.note] for s in stages]
+
+
+def part3_comparison(example_b: dict) -> str:
+    """Example B part 3 beside the chapter's figures: our random models are not the chapter's."""
+    comparison = exercise_plots.window_agreement_comparison(example_b["part3"])
+    rows = [[str(w), f"{ours:.1f}%", f"{chapter:.1f}%" if chapter is not None else "-"]
+            for w, ours, chapter in zip(comparison["window"], comparison["ours_percent"],
+                                        comparison["chapter_percent"], strict=True)]
+    return (chapter_report.markdown_table(["W", "agreement, ours", "agreement, chapter"], rows)
+            + f"\n\n{comparison['note']}")
+
+
+def markdown_report(report: Report, stages: list[Stage], wall: float,
+                    exercise_text: str = "", serving_text: str = "",
+                    mutation_text: str = "") -> str:
+    example_b = example_b_rows(report.decodes_since)
+    sections = [
+        "# make run: the chapter's check on Icarus and Verilator",
+        f"## Stages (wall time {wall:.1f} s)",
+        chapter_report.markdown_table(["stage", "result", "seconds", "note"],
+                                      stage_rows(stages)),
+        "## Decodes on the RTL", chapter_report.markdown_tables(report.runs),
+        "## Example B", example_b_tables(example_b) if example_b else "example B did not run",
+        "### Example B part 3 beside the chapter's Figure 15.6",
+        part3_comparison(example_b) if example_b else "example B did not run",
+        "## Exercises", f"```\n{exercise_text.strip()}\n```" if exercise_text
+        else "the exercises did not run",
+        report.gather_text or "## Host gather and chip gather\n\nthe report stage did not run",
+        "## Serving (continuous batching on the RTL)",
+        f"```\n{serving_text.strip()}\n```\n\n![serving](plots/serving.png)" if serving_text
+        else "the serving stage did not run",
+        mutation_text.replace("## RTL mutation run", "## RTL mutation run (make run's sample)")
+        if mutation_text else "## RTL mutation run\n\nthe mutation stage did not run",
+        "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
+        f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
+        "coverage: `out/coverage.md`.",
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+# ---- the job ---------------------------------------------------------------------------------
+
+
+def print_stages(stages: list[Stage], wall: float) -> None:
+    print("\n==== time per stage")
+    print(chapter_report.text_table(["stage", "result", "seconds", "note"], stage_rows(stages),
+                                    left=(0, 1, 3)))
+    print(f"make run: wall time {wall:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers")
+    parser.add_argument("--started", type=float, help="when make run began (epoch seconds)")
+    args = parser.parse_args(argv)
+    # Verilator line/toggle coverage belongs in the coverage report: CODE_COVERAGE=0 skips it.
+    os.environ.setdefault("CODE_COVERAGE", "1")
+    began = time.time()
+    stages = [] if args.started is None else [
+        Stage("set-up (make setup)", True, began - args.started)]
+    stages.append(timed("simulator builds", build_simulators))
+    decodes_since = time.time()
+    stages.append(timed("software checks and decodes (pytest-xdist)",
+                        lambda: checks_and_decodes(args.jobs)))
+    stages.append(timed("example A", in_process(example_a.main)))
+    stages.append(timed("example B", in_process(example_b.main)))
+    exercise_stage = ExerciseStage(decodes_since)
+    stages.append(timed("exercises", exercise_stage.run))
+    serving_stage = ServingStage(decodes_since)
+    stages.append(timed("serving", serving_stage.run))
+    mutation_stage = MutationStage()
+    stages.append(timed("mutation runs (host, RTL sample)", mutation_stage.run))
+    report = Report(decodes_since)
+    stages.append(timed("report", report.build))
+    wall = time.time() - (args.started or began)
+    print_stages(stages, wall)
+    REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
+                                      serving_stage.text, mutation_stage.text))
+    print(f"report: {rel(REPORT)}")
+    return 0 if all(stage.ok for stage in stages) else 1
+

@@ -1,0 +1,505 @@
+"""`make regress`: run a suite (verif/regress/suites.py), then write its JUnit file and coverage
+report.
+
+    python -m scripts.regress [--suite full] [--seeds 20] [--jobs 2]
+                              [--executor xdist|dask] [--scheduler tcp://host:port] [--shard i/N]
+    python -m scripts.regress --merge --suite full --shards N
+
+Executors: `xdist` (the default) runs the suite with pytest-xdist on JOBS local workers, with the
+regression plugin (verif/regress/plugin.py: a progress line per test, the re-run commands of
+the failures at the end). `dask` (verif/regress/dask_executor.py) runs the same node ids as tasks of
+a dask.distributed cluster: a local one of JOBS worker processes, or the scheduler `--scheduler`
+names. Either way the JUnit file is out/junit/<suite>.xml (one file, every node) and the coverage
+report out/coverage.md merges the functional coverage of every run of this regression that
+passed, with Verilator's line and toggle coverage when the runs collected it (`CODE_COVERAGE=1`,
+merged by verif/coverage/code_coverage.py).
+
+Shards (verif/regress/shards.py): `--shard i/N` runs the i-th of N balanced shards of the suite's
+node ids, with either executor, into out/shards/<suite>/<i>of<N>/ (JUnit, node list, coverage
+report, shard.json with its run folders). `--merge --shards N` combines the N shard folders into the
+JUnit file, coverage report and re-run list of a single run of the suite.
+
+The runs of this regression are the run folders named after its tests and written since it
+started, so other sessions in the same working tree do not mix in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from model.paths import OUT, REPO_ROOT, RUNS_ROOT
+from sim.runner import COVERAGE_FILE
+from verif.coverage.code_coverage import summarize
+from verif.coverage.report import merge_files, to_markdown
+from verif.env.run_record import RESULT_FILE, read_result
+from verif.regress.plugin import RERUN_HEADING, progress_line, rerun_command
+from verif.regress.run_folders import FUNCTIONAL_FILE, node_runs
+from verif.regress.shards import (
+    MANIFEST,
+    Manifest,
+    Node,
+    Shard,
+    collect,
+    digest,
+    parse_shard,
+    split,
+)
+from verif.regress.suites import SUITES
+
+if TYPE_CHECKING:  # only the Dask path imports distributed (and its dependencies)
+    from distributed import Client
+
+    from verif.regress.dask_executor import TaskResult
+
+COVERAGE_REPORT = OUT / "coverage.md"
+MERGED = OUT / "coverage" / "regress_merged.yml"
+EXECUTORS = ("xdist", "dask")
+NOT_COLLECTED = ("Verilator code coverage: not collected (build without --coverage; "
+                 "CODE_COVERAGE=1 collects it)")
+
+
+@dataclass
+class PytestRun:
+    """One pytest session of a regression: its exit status and its JUnit file."""
+
+    status: int
+    junit: Path
+    seconds: float
+
+
+@dataclass
+class JunitCounts:
+    """Test outcomes read back from a JUnit file, for a group of tests."""
+
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def line(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
+
+
+def run_pytest(suite: str, seeds: int, jobs: int, junit: Path,
+               paths: tuple[str, ...] = (), nodes_file: Path | None = None) -> PytestRun:
+    """The suite on `jobs` xdist workers; its output goes straight to the terminal.
+
+    --maxschedchunk 2 hands tests out two at a time, so the long simulations that come first
+    spread over the workers instead of queueing on one. `nodes_file` narrows the suite to the
+    node ids it lists (a shard).
+    """
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pytest", "-q", "-n", str(jobs), "--maxschedchunk", "2",
+               "-p", "verif.regress.plugin", "--suite", suite, "--seeds", str(seeds),
+               f"--junitxml={junit}", *([f"--nodes-file={nodes_file}"] if nodes_file else []),
+               *paths]
+    print("$ " + " ".join(command[2:]), flush=True)
+    started = time.perf_counter()
+    status = subprocess.call(command, cwd=REPO_ROOT)
+    return PytestRun(status, junit, time.perf_counter() - started)
+
+
+def case_outcome(case: ET.Element) -> str:
+    """passed, failed (a failure or an error) or skipped: one JUnit test case's outcome."""
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
+def junit_cases(junit: Path) -> list[ET.Element]:
+    return list(ET.parse(junit).iter("testcase")) if junit.exists() else []
+
+
+def junit_counts(junit: Path, classname_prefix: str = "") -> JunitCounts:
+    """Outcomes of the test cases whose class (module) name starts with the prefix."""
+    counts = JunitCounts()
+    for case in junit_cases(junit):
+        if case.get("classname", "").startswith(classname_prefix):
+            outcome = case_outcome(case)
+            setattr(counts, outcome, getattr(counts, outcome) + 1)
+    return counts
+
+
+def junit_node_ids(junit: Path) -> list[str]:
+    """The pytest node ids of a JUnit file's test functions (module-level ones)."""
+    return [f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
+            for case in junit_cases(junit)]
+
+
+def junit_address(nodeid: str) -> tuple[str, str]:
+    """(classname, name): where pytest's JUnit file puts a node id (as pytest mangles it)."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def write_junit(cases: list[ET.Element], path: Path, seconds: float) -> Path:
+    """One JUnit file (pytest's layout: one testsuite) holding the given test cases."""
+    outcomes = [case_outcome(case) for case in cases]
+    suite = ET.Element("testsuite", {
+        "name": "pytest",
+        "errors": str(sum(case.find("error") is not None for case in cases)),
+        "failures": str(sum(case.find("failure") is not None for case in cases)),
+        "skipped": str(outcomes.count("skipped")), "tests": str(len(cases)),
+        "time": f"{seconds:.3f}", "timestamp": datetime.now(UTC).isoformat(),
+        "hostname": socket.gethostname()})
+    suite.extend(cases)
+    root = ET.Element("testsuites", name="pytest tests")
+    root.append(suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return path
+
+
+def cases_in_order(cases: list[ET.Element], nodeids: list[str]) -> list[ET.Element]:
+    """The test cases sorted as the node ids (collection order); unknown ones at the end."""
+    rank = {junit_address(nodeid): i for i, nodeid in enumerate(nodeids)}
+    return sorted(cases, key=lambda c: rank.get((c.get("classname"), c.get("name")), len(rank)))
+
+
+def rerun_commands(cases: list[ET.Element], nodeids: list[str], simulations: set[str]) -> list[str]:
+    """The re-run command of each failing test case (regress_plugin's, as xdist prints them)."""
+    node_at = {junit_address(nodeid): nodeid for nodeid in nodeids}
+    commands = []
+    for case in cases:
+        nodeid = node_at.get((case.get("classname"), case.get("name")))
+        if nodeid and case_outcome(case) == "failed":
+            seed = {p.get("name"): p.get("value") for p in case.iter("property")}.get("seed")
+            commands.append(rerun_command(nodeid, seed, nodeid in simulations))
+    return commands
+
+
+def session_runs(junit: Path, since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
+    """Run folders of a pytest session: those of its JUnit file's tests written since it began."""
+    return node_runs(junit_node_ids(junit), since, runs_root)
+
+
+def passed(run_dir: Path) -> bool:
+    return (run_dir / RESULT_FILE).exists() and read_result(run_dir).get("status") == "passed"
+
+
+def shown(path: Path) -> Path:
+    """A path relative to the repository when it is inside it."""
+    return path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+
+
+def functional_section(run_dirs: list[Path], merged: Path = MERGED) -> str:
+    """Functional coverage of the passing decode runs, merged: hits per bin and holes."""
+    files = [str(d / FUNCTIONAL_FILE) for d in run_dirs if (d / FUNCTIONAL_FILE).exists()
+             and passed(d)]
+    if not files:
+        return "Functional coverage: no passing decode run wrote a coverage database."
+    database = merge_files(files, merged)
+    top = {name: entry for name, entry in database.items() if "." not in name}
+    totals = ", ".join(f"{name} {entry['coverage']}/{entry['size']} bins "
+                       f"({entry['cover_percentage']:.1f}%)" for name, entry in top.items())
+    return (f"Merged from {len(files)} passing runs ({shown(merged)}): "
+            f"{totals}.\n\n{to_markdown(database)}")
+
+
+def fresh(path: Path, since: float) -> bool:
+    return path.exists() and path.stat().st_mtime >= since
+
+
+def code_section(run_dirs: list[Path], since: float) -> str:
+    """Verilator line and toggle coverage (verif/coverage/code_coverage.py), if the runs collected
+    it.
+
+    Only coverage files written since `since`: a run folder keeps the coverage.dat of an
+    earlier coverage run of the same test when this run had coverage off.
+    """
+    with_data = [d for d in run_dirs if fresh(d / COVERAGE_FILE, since)]
+    return summarize(with_data).to_markdown() if with_data else NOT_COLLECTED
+
+
+def write_coverage_report(run_dirs: list[Path], since: float, title: str,
+                          path: Path = COVERAGE_REPORT) -> Path:
+    """The one coverage report of a regression: functional, then code coverage."""
+    merged = path.parent / MERGED.relative_to(COVERAGE_REPORT.parent)
+    text = "\n\n".join([f"# Coverage: {title}", f"{len(run_dirs)} simulation runs.",
+                        "## Functional coverage (cocotb-coverage)",
+                        functional_section(run_dirs, merged),
+                        "## Verilator code coverage (line, toggle)",
+                        code_section(run_dirs, since)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+    return path
+
+
+@dataclass
+class Regression:
+    """One `make regress`: what runs, how, and where its results go."""
+
+    suite: str
+    seeds: int
+    jobs: int
+    executor: str
+    out: Path
+    shard: Shard | None = None
+    started: float = field(default_factory=time.time)
+    manifest: Manifest | None = None  # a shard's, from prepare_shard
+
+
+    @property
+    def folder(self) -> Path:
+        """Where the JUnit file and coverage report go (a shard has a folder of its own)."""
+        return self.shard.folder(self.out, self.suite) if self.shard else self.out
+
+    @property
+    def junit(self) -> Path:
+        return self.folder / "junit.xml" if self.shard else self.out / "junit" / f"{self.suite}.xml"
+
+    @property
+    def report(self) -> Path:
+        return self.folder / COVERAGE_REPORT.name
+
+    @property
+    def title(self) -> str:
+        shard = f", shard {self.shard.index}/{self.shard.count}" if self.shard else ""
+        return f"suite {self.suite}, {self.seeds} seed(s){shard}, {self.executor}"
+
+
+@dataclass
+class Ran:
+    """What an executor did: its status, how long it took, the run folders it left."""
+
+    status: int
+    seconds: float
+    run_dirs: list[Path]
+
+
+Execute = Callable[[Regression, list[Node] | None], Ran]
+
+
+def run_xdist(regression: Regression, nodes: list[Node] | None) -> Ran:
+    """pytest-xdist on this machine: the whole suite, or the listed nodes (a shard's)."""
+    nodes_file = None
+    if nodes is not None:
+        nodes_file = regression.folder / "nodes.txt"
+        nodes_file.write_text("".join(f"{node.nodeid}\n" for node in nodes))
+    run = run_pytest(regression.suite, regression.seeds, regression.jobs, regression.junit,
+                     nodes_file=nodes_file)
+    return Ran(run.status, run.seconds, session_runs(run.junit, regression.started))
+
+
+def on_dask(client: Client) -> Execute:
+    """The Dask executor on a connected client (verif/regress/dask_executor.py)."""
+    from verif.regress import dask_executor as dask
+
+    def run(regression: Regression, nodes: list[Node] | None) -> Ran:
+        nodes = nodes if nodes is not None else collect(regression.suite, regression.seeds)
+        print(f"Dask: {len(nodes)} tests on {len(client.scheduler_info()['workers'])} workers "
+              f"of {client.scheduler.address}", flush=True)
+        progress = DaskProgress(len(nodes), {node.nodeid for node in nodes if node.simulation})
+        started = time.perf_counter()
+        results = dask.run_nodes(client, nodes, regression.seeds, progress.task_done)
+        seconds = time.perf_counter() - started
+        cases = [case for result in results for case in task_cases(result)]
+        write_junit(cases, regression.junit, seconds)
+        print_reruns(rerun_commands(cases, [n.nodeid for n in nodes], progress.simulations))
+        run_dirs = sorted(set().union(*(dask.store_files(result) for result in results)))
+        failed = any(result.returncode != 0 for result in results)
+        return Ran(int(failed), seconds, run_dirs)
+
+    return run
+
+
+def task_cases(result: TaskResult) -> list[ET.Element]:
+    """A Dask task's JUnit test cases; an error case if its pytest wrote none."""
+    cases = list(ET.fromstring(result.junit).iter("testcase")) if result.junit else []
+    if cases:
+        return cases
+    classname, name = junit_address(result.nodeid)
+    case = ET.Element("testcase", classname=classname, name=name, time=f"{result.seconds:.3f}")
+    error = ET.SubElement(case, "error", message=f"pytest exited with status "
+                          f"{result.returncode} on {result.worker} without running the test")
+    error.text = result.output
+    return [case]
+
+
+def print_reruns(commands: list[str]) -> None:
+    """The re-run commands of the failures, under the heading the xdist path prints."""
+    if commands:
+        print(f"\n{RERUN_HEADING}:\n" + "\n".join(commands))
+
+
+@dataclass
+class DaskProgress:
+    """Progress lines of the Dask executor, as the regression plugin prints them under xdist."""
+
+    total: int
+    simulations: set[str]
+    done: int = 0
+
+    def task_done(self, result: TaskResult) -> None:
+        self.done += 1
+        for case in task_cases(result):
+            outcome = case_outcome(case)
+            if result.nodeid in self.simulations or outcome != "passed":
+                print(progress_line(self.done, self.total, result.nodeid, outcome,
+                                    float(case.get("time", 0))) + f"  ({result.worker})",
+                      flush=True)
+
+
+def run_regression(regression: Regression, execute: Execute) -> int:
+    """Run the suite (or a shard of it), write its JUnit file and coverage report."""
+    nodes = prepare_shard(regression) if regression.shard else None
+    if nodes == []:  # more shards than tests
+        ran = Ran(0, 0.0, [])
+        write_junit([], regression.junit, 0.0)
+    else:
+        ran = execute(regression, nodes)
+    report = write_coverage_report(ran.run_dirs, regression.started, regression.title,
+                                   regression.report)
+    if regression.shard:
+        finish_shard(regression, ran)
+    print(f"\n{regression.title}: {junit_counts(regression.junit).line()} in "
+          f"{ran.seconds:.1f} s\nJUnit: {regression.junit}\ncoverage report: {report}")
+    return ran.status
+
+
+def prepare_shard(regression: Regression) -> list[Node]:
+    """Collect the suite, keep this shard's nodes, clear the shard folder's old results."""
+    shard = regression.shard
+    nodes = collect(regression.suite, regression.seeds)
+    mine = split(nodes, shard.count)[shard.index - 1]
+    regression.folder.mkdir(parents=True, exist_ok=True)
+    for name in (MANIFEST, "junit.xml", "nodes.txt", "coverage.md"):
+        (regression.folder / name).unlink(missing_ok=True)
+    position = {node.nodeid: i for i, node in enumerate(nodes)}
+    regression.manifest = Manifest(
+        regression.suite, regression.seeds, os.environ.get("RANDOM_SEED"), shard.index,
+        shard.count, digest(nodes), len(nodes), [n.nodeid for n in mine],
+        [position[n.nodeid] for n in mine], [n.nodeid for n in mine if n.simulation],
+        regression.executor, regression.started)
+    print(f"shard {shard.index}/{shard.count} of suite {regression.suite}: {len(mine)} of "
+          f"{len(nodes)} tests, cost {sum(n.cost for n in mine)} of "
+          f"{sum(n.cost for n in nodes)}", flush=True)
+    return mine
+
+
+def finish_shard(regression: Regression, ran: Ran) -> None:
+    manifest = regression.manifest
+    manifest.seconds, manifest.status = ran.seconds, ran.status
+    manifest.runs = [str(shown(d)) for d in ran.run_dirs]
+    print(f"shard manifest: {manifest.write(regression.folder)}")
+
+
+def merge(suite: str, count: int, out: Path) -> int:
+    """Combine the N shard folders of a suite into the JUnit file and report of one run."""
+    folders = [Shard(i, count).folder(out, suite) for i in range(1, count + 1)]
+    missing = [i for i, folder in enumerate(folders, 1) if not (folder / MANIFEST).exists()]
+    if missing:
+        return refuse("make regress-merge", f"shard {missing[0]}/{count} of suite {suite} has "
+                      f"not finished ({len(missing)} of {count} missing, no "
+                      f"{shown(folders[missing[0] - 1] / MANIFEST)}); run make regress "
+                      f"SUITE={suite} SHARD=i/{count} for each i from 1 to {count} first")
+    manifests = [Manifest.read(folder) for folder in folders]
+    if len({(m.suite_digest, m.seeds, m.random_seed) for m in manifests}) > 1:
+        return refuse("make regress-merge", f"the {count} shards of suite {suite} come from "
+                      "different node lists (SEEDS, RANDOM_SEED or the suite changed between "
+                      "them): re-run the shards with the same settings")
+    position = {nodeid: i for m in manifests for nodeid, i in zip(m.nodes, m.positions,
+                                                                     strict=True)}
+    nodeids = sorted(position, key=position.get)  # the suite's collection order
+    cases = cases_in_order([c for f in folders for c in junit_cases(f / "junit.xml")], nodeids)
+    seconds = max(m.seconds for m in manifests)
+    junit = write_junit(cases, out / "junit" / f"{suite}.xml", seconds)
+    runs = [REPO_ROOT / run for m in manifests for run in m.runs]
+    here = [run for run in runs if run.is_dir()]
+    title = f"suite {suite}, {manifests[0].seeds} seed(s), {count} shards merged"
+    report = write_coverage_report(here, min(m.started for m in manifests), title,
+                                   out / COVERAGE_REPORT.name)
+    simulations = {nodeid for m in manifests for nodeid in m.simulations}
+    print_reruns(rerun_commands(cases, nodeids, simulations))
+    print(f"\n{title}: {junit_counts(junit).line()}; longest shard {seconds:.1f} s"
+          + (f"; {len(runs) - len(here)} run folders not on this machine" if here != runs
+             else "") + f"\nJUnit: {junit}\ncoverage report: {report}")
+    if len(cases) != manifests[0].suite_nodes:
+        print(f"INCOMPLETE: {len(cases)} of the suite's {manifests[0].suite_nodes} tests have "
+              "a result in the shards' JUnit files")
+        return 1
+    return int(any(m.status for m in manifests) or junit_counts(junit).failed > 0)
+
+
+def refuse(program: str, problem: str) -> int:
+    print(f"{program}: {problem}", file=sys.stderr)
+    return 2
+
+
+def argument_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, in one line naming the valid choices; None if fine."""
+    if args.suite not in SUITES:
+        return (f"unknown suite SUITE={args.suite}; the suites are {', '.join(SUITES)} "
+                "(verif/regress/suites.py)")
+    if args.merge:
+        if not (args.shards or "").isdigit() or int(args.shards) < 1:
+            return (f"SHARDS={args.shards or ''} is not a number of shards: give the N of "
+                    "SHARD=i/N, a whole number of at least 1")
+        return None
+    if args.seeds < 1 or args.jobs < 1:
+        return f"SEEDS={args.seeds} and JOBS={args.jobs} must both be at least 1"
+    if args.executor not in EXECUTORS:
+        return (f"unknown executor EXECUTOR={args.executor}; the executors are xdist "
+                "(pytest-xdist on this machine) and dask (a Dask cluster)")
+    if args.shard and parse_shard(args.shard) is None:
+        return (f"SHARD={args.shard} is not a shard: give i/N with 1 <= i <= N "
+                "(for example SHARD=1/3)")
+    if args.scheduler and args.executor != "dask":
+        return (f"DASK_SCHEDULER={args.scheduler} is for the Dask executor: add EXECUTOR=dask, "
+                "or leave DASK_SCHEDULER empty")
+    return None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default=os.environ.get("SUITE", "smoke"))
+    parser.add_argument("--seeds", type=int, default=int(os.environ.get("SEEDS", "1")))
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "2")))
+    parser.add_argument("--executor", default="xdist", help="xdist (default) or dask")
+    parser.add_argument("--scheduler", default="",
+                        help="EXECUTOR=dask: a running scheduler, tcp://host:port (default: a "
+                             "local cluster of JOBS workers)")
+    parser.add_argument("--shard", default="", help="i/N: run only the i-th of N shards")
+    parser.add_argument("--merge", action="store_true", help="merge the shards of --suite")
+    parser.add_argument("--shards", default="", help="--merge: how many shards (the N)")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="where junit/, coverage.md and shards/ go (default out/)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    program = "make regress-merge" if args.merge else "make regress"
+    problem = argument_problem(args)
+    if problem:
+        return refuse(program, problem)
+    if args.merge:
+        return merge(args.suite, int(args.shards), args.out.resolve())
+    shard = parse_shard(args.shard) if args.shard else None
+    regression = Regression(args.suite, args.seeds, args.jobs, args.executor, args.out.resolve(),
+                            shard)
+    if args.executor == "xdist":
+        return run_regression(regression, run_xdist)
+    from verif.regress.dask_executor import SchedulerUnreachable, cluster_client  # only on Dask
+    with ExitStack() as stack:
+        try:
+            client = stack.enter_context(cluster_client(args.scheduler or None, args.jobs))
+        except SchedulerUnreachable as err:
+            return refuse(program, f"{err}; give DASK_SCHEDULER=tcp://host:port of a running "
+                          "`dask scheduler` with workers, or leave it empty for a local cluster")
+        return run_regression(regression, on_dask(client))

@@ -1,0 +1,27 @@
+"""A regression's run folders: which ones its tests wrote, and which of their files reports read.
+
+Shared by the xdist path (verif/regress/regress.py) and the Dask tasks
+(verif/regress/dask_executor.py), which ship these files back from a worker's checkout to the
+client's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.paths import RUNS_ROOT
+from sim.runner import COVERAGE_FILE, run_folder_name
+from verif.env.run_record import RESULT_FILE
+
+FUNCTIONAL_FILE = "coverage.yml"  # a run's functional coverage database
+REPORT_FILES = ("results.xml", RESULT_FILE, FUNCTIONAL_FILE, COVERAGE_FILE)  # what reports read
+
+
+def node_runs(nodeids: list[str], since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
+    """Run folders of these tests: named after one of them, written since `since`.
+
+    Both conditions, because other sessions may run in the same working tree meanwhile.
+    """
+    names = {run_folder_name(nodeid) for nodeid in nodeids}
+    return sorted(path.parent for path in runs_root.rglob("results.xml")
+                  if path.parent.parent.name in names and path.stat().st_mtime >= since)

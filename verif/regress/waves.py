@@ -1,0 +1,79 @@
+"""`make waves`: re-run one decode test with waveforms on and say where the FST file is.
+
+    python -m scripts.waves TEST SIM
+
+TEST is a pytest node id (verif/tests/test_decode.py::test_fork_decode[icarus-seed1]) or a
+short name matched with `pytest -k` (fork_decode, W8, watchdog); SIM (icarus or verilator) picks
+the simulator of a parametrized test. The selection is collected first: an unknown simulator,
+or a TEST that matches no decode test, is refused in one line that lists the valid choices,
+before anything runs or is written. WAVES=1 makes sim/runner.py build a tracing configuration
+(its own build folder) and write an FST into the run folder; open it with the save file
+hw/gtkwave/chip.gtkw.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from model.paths import REPO_ROOT, RUNS_ROOT
+from sim.toolchain import SIMULATORS
+
+DECODE_TESTS = "verif/tests/test_decode.py"
+SAVE_FILE = REPO_ROOT / "hw" / "gtkwave" / "chip.gtkw"
+
+
+def pytest_target(test: str, sim: str) -> list[str]:
+    """A node id as given; a short name as a -k expression that also picks the simulator."""
+    if "::" in test:
+        return [test]
+    return [DECODE_TESTS, "-k", f"({test}) and ({sim} or not (icarus or verilator))"]
+
+
+def collect(target: list[str]) -> list[str]:
+    """The node ids a selection matches (none when it matches nothing or is not a test)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                           "-p", "no:xdist", "-p", "no:cacheprovider", *target],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def selection_problem(test: str, sim: str) -> str | None:
+    """Why TEST and SIM cannot be run, in one line with the valid choices; None when they can."""
+    if sim not in SIMULATORS:
+        return f"make waves: unknown simulator SIM={sim}; choose one of {', '.join(SIMULATORS)}"
+    if not collect(pytest_target(test, sim)):
+        choices = sorted({node.split("::")[1].split("[")[0]
+                          for node in collect([DECODE_TESTS])})
+        return (f"make waves: TEST={test!r} matches no decode test on {sim}; give a node id "
+                f"or one of the names {', '.join(choices)} (or a -k expression over them)")
+    return None
+
+
+def new_waves(since: float) -> list[Path]:
+    found = [*RUNS_ROOT.rglob("*.fst"), *RUNS_ROOT.rglob("*.vcd")]
+    return sorted(p for p in found if p.stat().st_mtime >= since)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    test, sim = argv
+    problem = selection_problem(test, sim)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    started = time.time()
+    command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", *pytest_target(test, sim)]
+    status = subprocess.call(command, cwd=REPO_ROOT, env={**os.environ, "WAVES": "1"})
+    waves = new_waves(started)
+    for path in waves:
+        print(f"waves: {path}\n  view (from the repository root, where the save file finds "
+              f"its name filters): cd {REPO_ROOT} && gtkwave {path} {SAVE_FILE}")
+    if not waves:
+        print("no waveform was written: the test ran no simulation (see its output above)")
+    return status if waves else 1

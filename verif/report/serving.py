@@ -1,0 +1,173 @@
+"""Serving on the RTL: the batch sweep's table, out/serving.json and the throughput plot.
+
+Reads the serving runs' result files (verif/tests/test_serving.py: the workload at B = 1, 2, 4
+on Verilator, B = 8 on both simulators, each in both gather modes); every number comes from a
+run that passed its scoreboard: tokens generated, chip cycles from the RTL counters, tokens and
+request steps per 1,000 cycles, peak pages, preemptions, prefix-cache hits, pool usage, the
+recompute tax and the words the host wrote for the cached rows. Rows are marked by gather
+mode: host gather (the host copies each request's rows into its slot) or chip gather (the chip
+reads them through each request's block table, model.batch_paged_programs). The batching gain
+is tokens per 1,000 cycles at B = 8 over B = 1, per mode; the gather cost is, at each B, chip
+gather's chip cycles over host gather's (the same steps, so the same tokens: checked).
+
+    python -m scripts.report serving [--since EPOCH]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from model.compiler.gather import GATHER_MODES
+from model.paths import PLOTS
+from model.throughput import batching_ceiling
+from verif.env.plans import SERVING_BATCHES, serving_spec
+from verif.env.run_record import newest_results
+from verif.report.figures import plt, save_figure
+from verif.report.output import write_json
+
+SWEEP_SIM = "verilator"  # the sweep's simulator: B = 8 also runs on Icarus (the same numbers)
+COLUMNS = (("gather", "gather"), ("B", "batch"), ("tokens", "tokens_generated"),
+           ("chip runs", "chip_runs"),
+           ("chip cycles", "chip_cycles"), ("tokens/kcycle", "tokens_per_kilocycle"),
+           ("steps/kcycle", "steps_per_kilocycle"), ("peak pages", "peak_pages"),
+           ("mean pages", "mean_pages"), ("preemptions", "preemptions"),
+           ("prefix hits", "prefix_hits"), ("evictions", "evictions"),
+           ("recompute tax", "recompute_tax"), ("host words", "host_words"))
+COST_COLUMNS = (("B", "batch"), ("host cycles", "host_cycles"), ("chip cycles", "chip_cycles"),
+                ("chip / host", "cycle_ratio"), ("host dma", "host_dma_cycles"),
+                ("chip dma", "chip_dma_cycles"), ("host words", "host_words_host"),
+                ("chip words", "host_words_chip"), ("same tokens", "same_tokens"))
+CEILING_CONTEXTS = (1, 2, 4, 8)  # up to the workload's window (serving_spec's W = 8)
+NOT_IN_ROWS = ("spec", "generated")  # kept in the result files, too long for the table
+
+
+def serving_table(since: float = 0.0) -> dict[str, Any]:
+    """One row per gather mode and batch size from the newest passed runs; missing runs are
+    named; the gain of batching per mode, the cost of chip gather per B, and whether B = 8
+    gave the same cycles and tokens on both simulators."""
+    names = {serving_spec(b, g).name: (g, b) for g in GATHER_MODES for b in SERVING_BATCHES}
+    found = newest_results(set(names), since)
+    rows, missing, runs = [], [], {}
+    for name, (gather, batch) in names.items():
+        result = found.get((SWEEP_SIM, name))
+        if result is None:
+            missing.append(f"{SWEEP_SIM} {name}")
+            continue
+        runs[gather, batch] = result["serving"]
+        rows.append({"batch": batch, **{k: v for k, v in result["serving"].items()
+                                        if k not in NOT_IN_ROWS}})
+    table: dict[str, Any] = {
+        "simulator": SWEEP_SIM, "rows": rows, "missing": missing,
+        "spec": serving_spec(8).__dict__ | {"batch_size": "B", "gather": "host or chip"},
+        "gather_cost": gather_cost(runs),
+        "ceiling": ceiling(),
+    }
+    for gather in GATHER_MODES:
+        gain = batching_gain(runs, gather)
+        if gain is not None:
+            table["gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")] = gain
+    table["b8_simulators_agree"] = all(simulators_agree(found, gather)
+                                       for gather in GATHER_MODES)
+    return table
+
+
+def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
+    """Tokens per 1,000 cycles at B = 8 over B = 1, in one gather mode (None: a run missing)."""
+    one, eight = runs.get((gather, 1)), runs.get((gather, 8))
+    if one is None or eight is None or not one["tokens_per_kilocycle"]:
+        return None
+    return round(eight["tokens_per_kilocycle"] / one["tokens_per_kilocycle"], 2)
+
+
+def ceiling() -> list[dict[str, Any]]:
+    """The batching gain the chip allows, on the reference machine, at the contexts the
+    workload's window lets a request reach: what the measured gain can be held against."""
+    spec = serving_spec(8)
+    programs = spec.scheduler().programs
+    return [{"context": c.context, "solo_cycles": c.solo_cycles, "gain_b8": c.gain_b8,
+             "marginal_cycles": c.marginal_cycles, "limit": round(c.limit, 2)}
+            for c in batching_ceiling(programs, CEILING_CONTEXTS)]
+
+
+def gather_cost(runs: dict[tuple[str, int], dict]) -> list[dict[str, Any]]:
+    """Per B run in both modes: the chip cycles of each, chip over host, the DMA unit's share,
+    the words the host wrote for the cached rows, and whether the tokens were the same."""
+    cost = []
+    for batch in SERVING_BATCHES:
+        host, chip = runs.get(("host", batch)), runs.get(("chip", batch))
+        if host is None or chip is None:
+            continue
+        cost.append({
+            "batch": batch, "host_cycles": host["chip_cycles"], "chip_cycles": chip["chip_cycles"],
+            "cycle_ratio": round(chip["chip_cycles"] / host["chip_cycles"], 4),
+            "host_dma_cycles": host["dma_cycles"], "chip_dma_cycles": chip["dma_cycles"],
+            "host_words_host": host["host_words"], "host_words_chip": chip["host_words"],
+            "same_tokens": host["generated"] == chip["generated"],
+        })  # fmt: skip
+    return cost
+
+
+def simulators_agree(found: dict[tuple[str, str], dict], gather: str) -> bool:
+    """B = 8 in one gather mode: the same chip cycles and tokens on Icarus and Verilator."""
+    name = serving_spec(8, gather).name
+    runs = [found.get((sim, name), {}).get("serving") for sim in ("icarus", "verilator")]
+    return None not in runs and all(
+        runs[0][key] == runs[1][key] for key in ("chip_cycles", "generated"))
+
+
+def print_table(table: dict[str, Any]) -> str:
+    lines = [" ".join(f"{title:>13s}" for title, _ in COLUMNS)]
+    lines += [" ".join(f"{row[key]!s:>13s}" for _, key in COLUMNS) for row in table["rows"]]
+    lines += [f"   missing run: {miss}" for miss in table["missing"]]
+    for gather in GATHER_MODES:
+        key = "gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")
+        if key in table:
+            lines.append(f"   batching gain at B = 8 ({gather} gather): {table[key]}x the tokens "
+                         "per 1,000 cycles of B = 1 (RTL counters)")
+    if table["gather_cost"]:
+        lines.append("   the cost of chip gather: chip cycles against host gather's, per B")
+        lines.append(" ".join(f"{title:>13s}" for title, _ in COST_COLUMNS))
+        lines += [" ".join(f"{row[key]!s:>13s}" for _, key in COST_COLUMNS)
+                  for row in table["gather_cost"]]
+    lines.append("   the chip's batching ceiling (reference machine, every request at one "
+                 "context): gain at B = 8, and as B grows without bound (attention runs per "
+                 "request)")
+    lines += [f"      context {c['context']:>2}: B = 8 {c['gain_b8']}x, limit {c['limit']}x "
+              f"(solo {c['solo_cycles']} cycles, {c['marginal_cycles']:.0f} more per request)"
+              for c in table["ceiling"]]
+    lines.append(f"   B = 8 on Icarus and Verilator, both gather modes: the same chip cycles "
+                 f"and tokens {table['b8_simulators_agree']}")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def throughput_plot(table: dict[str, Any], path: Path) -> Path:
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for gather, color in zip(GATHER_MODES, ("tab:blue", "tab:orange"), strict=True):
+        rows = [r for r in table["rows"] if r["gather"] == gather]
+        axes.plot([r["batch"] for r in rows], [r["tokens_per_kilocycle"] for r in rows], "o-",
+                  color=color, label=f"tokens generated, {gather} gather")
+        axes.plot([r["batch"] for r in rows], [r["steps_per_kilocycle"] for r in rows], "s--",
+                  color=color, label=f"request steps (prompt included), {gather} gather")
+    axes.set_xlabel("batch size B (requests per chip run)")
+    axes.set_ylabel("per 1,000 chip cycles (RTL counters)")
+    axes.set_title("Serving 24 requests, W = 8, 16 pages of 4 rows")
+    axes.set_xticks(list(SERVING_BATCHES))
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    return save_figure(figure, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--since", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    table = serving_table(args.since)
+    print_table(table)
+    print(f"wrote {write_json('serving.json', table)}")
+    if table["rows"]:
+        print(f"wrote {throughput_plot(table, PLOTS / 'serving.png')}")
+    return 1 if table["missing"] or not table["b8_simulators_agree"] else 0

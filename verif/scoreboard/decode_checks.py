@@ -1,0 +1,97 @@
+"""Decode-level checks: what a whole decode must show beyond its steps matching one by one.
+
+The scoreboard compares every chip run with its prediction. These check the decode as a whole,
+once per test (the decode test's check_phase), against closed forms derived independently of
+the step rule they check: the structured model follows f(t) = (5t + 3) mod 16 under every
+window; a teacher-forced decode used its forced tokens; the pages in use after every step are
+the chapter's exact count (model.step_rule.pages_held); one program was compiled per context
+that occurred; and the cycles per step grow with the context until the window fills, then stay
+flat. Pure functions: the unit tests feed them hand-made decodes.
+
+``decode_verdicts`` is what a run records (the result file's ``verdicts``: each check's
+problems, empty when it held), so reports read the checks' verdicts instead of deriving them
+again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from model.step_rule import pages_held, programs_needed
+from model.tiny_lm import rule_tokens
+from verif.env.decode_spec import DecodeSpec
+
+
+@dataclass
+class DecodeFacts:
+    """What a decode run showed: one entry per step, as the chip and the page table reported."""
+
+    spec: DecodeSpec
+    tokens: list[int]  # the inputs of every step, then the last output
+    pages_after: list[int | None]  # pages in use once each step appended and trimmed
+    totals: list[int]  # the chip's cycle counter `total` per step
+    programs_compiled: int
+    shares_pool: bool = False  # forked: the pool's page count is not this request's alone
+
+
+def decode_verdicts(facts: DecodeFacts) -> dict[str, list[str]]:
+    """Each check's problems (empty: it held): tokens (the rule or the forced inputs), pages
+    (the closed form), programs (one per context) and cycles (flat once the window is full)."""
+    return {"tokens": token_problems(facts.spec, facts.tokens), "pages": page_problems(facts),
+            "programs": program_problems(facts),
+            "cycles": cycle_problems(facts.spec, facts.totals)}
+
+
+def decode_problems(facts: DecodeFacts) -> list[str]:
+    """Every way the decode departs from the closed forms; empty when it does not."""
+    return [line for lines in decode_verdicts(facts).values() for line in lines]
+
+
+def token_problems(spec: DecodeSpec, tokens: Sequence[int]) -> list[str]:
+    """The structured model, greedy, follows the rule; a forced decode used its tokens."""
+    if len(tokens) != spec.steps + 1:
+        return [f"{spec.label()}: {len(tokens) - 1} steps ran, {spec.steps} planned"]
+    if spec.force is not None:
+        if list(tokens[1:]) != list(spec.force[1 : spec.steps + 1]):
+            return [f"{spec.label()}: inputs {list(tokens)} are not the forced {spec.force}"]
+        return []
+    if spec.model == "structured" and list(tokens) != rule_tokens(spec.start, spec.steps):
+        return [f"{spec.label()}: tokens {list(tokens)} break the rule, expected "
+                f"{rule_tokens(spec.start, spec.steps)}"]
+    return []
+
+
+def page_problems(facts: DecodeFacts) -> list[str]:
+    """A request alone in its pool holds exactly the closed-form count after every step."""
+    if facts.shares_pool:
+        return []
+    spec = facts.spec
+    expected = [pages_held(step, spec.window, spec.page_size, spec.sinks)
+                for step in range(1, len(facts.pages_after) + 1)]
+    if list(facts.pages_after) != expected:
+        return [f"{spec.label()}: pages in use after each step {list(facts.pages_after)}, "
+                f"the window rule says {expected}"]
+    return []
+
+
+def program_problems(facts: DecodeFacts) -> list[str]:
+    """One program per context that occurred: W with a window, every step without."""
+    expected = programs_needed(facts.spec.steps, facts.spec.window)
+    if facts.programs_compiled != expected:
+        return [f"{facts.spec.label()}: {facts.programs_compiled} programs compiled, "
+                f"expected {expected}"]
+    return []
+
+
+def cycle_problems(spec: DecodeSpec, totals: Sequence[int]) -> list[str]:
+    """Cycles grow with every step until the window is full, then every step costs the same."""
+    full = len(totals) if spec.window is None else min(spec.window, len(totals))
+    growing, flat = list(totals[:full]), list(totals[full - 1 :])
+    problems = []
+    if not all(a < b for a, b in pairwise(growing)):
+        problems.append(f"{spec.label()}: cycles do not grow up to step {full}: {growing}")
+    if len(set(flat)) > 1:
+        problems.append(f"{spec.label()}: cycles from step {full} on are not flat: {flat}")
+    return problems

@@ -1,0 +1,164 @@
+"""The scoreboard: every chip run predicted once by the reference machine and compared exactly.
+
+The chip driver publishes each item as it starts it; the write monitor publishes each word the
+chip writes on its memory port; the monitor publishes what the chip reported after done. The
+observation's `write` pairs it with the oldest unpaired item and with every write received
+since the previous run ended (a run writes only between its start and its done, at least a
+cycle before done rises, so all of its writes have arrived and none of the next run's can
+have), runs the item's memory image through model.machine (the only prediction of that run)
+and compares at once, in the monitor's own call: the error code and pc, every word the chip
+wrote and the reference machine wrote (the same set of addresses, each with the same final
+value: a stray write anywhere in memory is named by its address), in a step the output
+region (logits, tokens, k_new, v_new, by name), and every counter. The first difference is
+raised with the run, the address or counter, expected and got, the seed and the waveform
+path, before anything else sees the run: pyuvm's logger.error would not fail the test. An X or
+Z on any output, or on the address or data of a write, is raised as UnknownValue.
+check_phase refuses a run that compared nothing, left an item unpaired or saw the chip write
+after its last run ended.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyuvm import ConfigDB, uvm_subscriber, uvm_tlm_analysis_fifo
+
+from model import machine
+from model.compiler.layout import Layout
+from model.machine import counter_differences
+from verif.agents.chip.monitor import ChipObservation
+from verif.agents.chip.write_monitor import MemWrite, final_values, unknown_write
+from verif.env.config import CFG_KEY, EnvConfig
+from verif.env.profiling import PROFILE
+from verif.env.run_record import CheckedStep
+from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.memory import UnknownValue
+from verif.sequences.items import ChipRunItem, StepItem
+
+
+class ScoreboardMismatch(AssertionError):
+    """The chip and the reference machine disagree; the message is the first difference."""
+
+
+def output_name(layout: Layout | None, address: int) -> str:
+    """The output word at ``address`` by name: logits[r2][i], tokens[r2], k_new[r2][i] or
+    v_new[r2][i] (request 2's), without the request in a layout of one; else 'outside the
+    outputs' (empty when there is no layout: a bare program's memory has no names)."""
+    if layout is None:
+        return ""
+    one = layout.max_batch == 1
+    for name, base, size in (("logits", layout.logits, layout.vocab), ("tokens", layout.tokens, 1),
+                             ("k_new", layout.k_new, layout.dim),
+                             ("v_new", layout.v_new, layout.dim)):
+        request, offset = divmod(address - base, size)
+        if address >= base and request < layout.max_batch:
+            label = ("token" if size == 1 else name) if one else f"{name}[r{request}]"
+            return label + ("" if size == 1 else f"[{offset}]")
+    return "outside the outputs"
+
+
+class Scoreboard(uvm_subscriber):
+    """Subscribes to the monitor; items and writes queue up until their run ends."""
+
+    def build_phase(self) -> None:
+        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.items = uvm_tlm_analysis_fifo("items", self)
+        self.item_export = self.items.analysis_export
+        self.writes = uvm_tlm_analysis_fifo("writes", self)
+        self.write_export = self.writes.analysis_export
+        self.runs_checked = 0
+
+    def write(self, observation: ChipObservation) -> None:
+        """One chip run ended: compare it with its item's prediction now."""
+        ok, item = self.items.try_get()
+        assert ok, f"scoreboard: the chip ran with no item driven\n{self.cfg.where()}"
+        self.check(item, observation, self.run_writes())
+
+    def run_writes(self) -> list[MemWrite]:
+        """Every write received since the previous run ended, in bus order: this run's."""
+        writes = []
+        ok, write = self.writes.try_get()
+        while ok:
+            writes.append(write)
+            ok, write = self.writes.try_get()
+        return writes
+
+    def check_phase(self) -> None:
+        assert self.items.used() == 0, (
+            f"scoreboard: {self.items.used()} runs were driven but never ended\n"
+            + self.cfg.where())
+        ok, stray = self.writes.try_peek()
+        assert not ok, (
+            f"scoreboard: the chip wrote {self.writes.used()} words after its last run ended,"
+            f" the first: {stray}\n" + self.cfg.where())
+        assert self.runs_checked > 0, (
+            "scoreboard: no chip run was compared: the test checked nothing\n"
+            + self.cfg.where())
+
+    def check(self, item: ChipRunItem, observation: ChipObservation,
+              writes: list[MemWrite]) -> None:
+        unknown = observation.unknown or unknown_write(writes)
+        if unknown:
+            self.record(item, observation, mismatches=1)
+            raise UnknownValue(f"{item.where()}: {unknown}\n{self.cfg.where()}")
+        with PROFILE.section("scoreboard"):
+            problems = self.differences(item, observation, writes)
+        self.record(item, observation, mismatches=len(problems))
+        if problems:
+            raise ScoreboardMismatch(self.report(item, problems))
+        self.runs_checked += 1
+
+    def differences(self, item: ChipRunItem, observation: ChipObservation,
+                    writes: list[MemWrite]) -> list[str]:
+        """Every difference, most telling first; empty when the chip matches exactly."""
+        expected = machine.run(item.image(), self.cfg.chip)
+        got = observation.status
+        problems = []
+        if (got.error, got.error_pc) != (int(expected.error), expected.error_pc):
+            problems.append(f"error code: expected {expected.error.name} at {expected.error_pc},"
+                            f" got {got.error} at {got.error_pc}")
+        layout = self.cfg.layout if isinstance(item, StepItem) else None
+
+        def name_of(address: int) -> str:
+            return output_name(layout, address)
+
+        if layout is not None:
+            start = layout.outputs[0]
+            problems.append(first_memory_difference(
+                self.expected_outputs(expected, observation), observation.outputs, start,
+                name_of))
+        problems.append(first_write_difference(expected.writes(), final_values(writes), name_of))
+        return [p for p in problems if p] + counter_differences(expected.counters, got.counters)
+
+    def expected_outputs(self, expected: machine.RunResult,
+                         observation: ChipObservation) -> np.ndarray:
+        """The output region as the reference machine left it, where its program stored.
+
+        A step of fewer requests than the layout holds (or one stopped by an error) leaves the
+        words it does not store as an earlier run left them, in the chip as in the image's
+        zeros: those are not this run's to compare (the write check sees every word written).
+        """
+        start, end = self.cfg.layout.outputs
+        stored = np.zeros(end - start, dtype=bool)
+        stored[[a - start for a in expected.written if start <= a < end]] = True
+        return np.where(stored, expected.ext[start:end], observation.outputs)
+
+    def report(self, item: ChipRunItem, problems: list[str]) -> str:
+        lines = [f"scoreboard: {item.where()} differs from the reference machine",
+                 f"  first difference: {problems[0]}"]
+        lines += [f"  also: {problem}" for problem in problems[1:]]
+        if item.listing():
+            lines += ["  program:", item.listing()]
+        return "\n".join(lines) + "\n" + self.cfg.where()
+
+    def record(self, item: ChipRunItem, observation: ChipObservation, mismatches: int) -> None:
+        """Keep the step for the result file; a differing step keeps its count of
+        differences. Bare programs are counted, not kept (hundreds of them)."""
+        if not isinstance(item, StepItem):
+            return
+        status = observation.status  # None when a status port was X (Icarus)
+        results = item.read_results(observation.outputs, status.counters) if status else None
+        self.cfg.recorder.steps.append(CheckedStep(
+            decode=item.label, step=item.step, context=item.context, token_in=item.token,
+            token_out=results[0].token if results else -1,
+            counters=status.counters.as_dict() if status else {},
+            outputs=observation.outputs.tolist(), mismatches=mismatches))

@@ -1,0 +1,1 @@
+"""Sequence items and sequences: decode and serving steps, bare programs, page operations."""

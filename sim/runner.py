@@ -22,7 +22,7 @@ import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -36,6 +36,16 @@ from sim import toolchain
 # CFG_CXXFLAGS_PCH_I is empty), so g++ takes it for a missing linker input ("__pch.h.slow:
 # linker input file not found"). Coverage builds split first; the chip alone did once it grew.
 VERILATOR_SINGLE_UNIT = ("--output-split", "0", "--output-split-cfuncs", "0")
+# The C++ optimisation level of every Verilator build (after verilated.mk's -Os, so it wins),
+# chosen by measuring the chip harness on the chapter's three decodes (96 steps):
+#   level  model compile  model+VPI per step
+#   -O0    1.7 s          13.3 ms
+#   -O1    2.5 s           1.76 ms
+#   -Os    2.9 s           1.96 ms   (verilated.mk's default)
+#   -O2    3.5 s           1.50 ms
+# -O1 beats the default on both; -O2 repays its extra second only after about 4,000 steps of
+# one build, which a mutant's or a block test's build never runs.
+VERILATOR_OPTIMIZE = ("-CFLAGS", "-O1")
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
 CLOCK_NS = 10  # every harness's clock period: the HDL clock of chip_harness.v, cocotb's elsewhere
 COVERAGE_FILE = "coverage.dat"
@@ -66,6 +76,22 @@ class Build:
     waves: bool
     parameters: tuple[tuple[str, object], ...] = ()
     coverage: bool = False
+
+
+@dataclass(frozen=True)
+class Job:
+    """One test of a simulator process that runs several: the test module registers one cocotb
+    test per job (JOBS_ENV names the file listing them), each with its own environment and run
+    folder, so tests that share a build share the simulator's start-up."""
+
+    name: str  # the cocotb test's name: unique in its process
+    test: str  # what the test module runs (for example a uvm_test class's name)
+    run_dir: str  # the job's own run folder: its result and coverage files
+    env: dict[str, str] = field(default_factory=dict)  # set while the job runs
+
+
+JOBS_ENV = "TB_JOBS"
+JOBS_FILE = "jobs.json"
 
 
 @dataclass
@@ -162,27 +188,30 @@ def _build_cached(
 ) -> Build:
     toolchain.prepare(sim)
     # A coverage build only adds to the key, so every other build keeps its folder.
+    build_args = (*own_build_args(sim, waves, coverage), *build_args)
     key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves,
-                      *(["coverage"] if coverage else []),
-                      *([list(build_args)] if build_args else [])], default=str)
+                      *(["coverage"] if coverage else []), list(build_args)], default=str)
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
     stamp = build_dir / "built.stamp"
     with locked(build_dir.with_suffix(".lock")):
         if not up_to_date(stamp, sources):
-            _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, coverage,
-                     build_dir, build_args)
+            _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, build_dir,
+                     build_args)
             stamp.write_text(key)
     return Build(sim, toplevel, build_dir, waves, parameters, coverage)
 
 
-def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build_dir,
-             extra_args=()) -> None:
-    build_args = []
-    if sim == "verilator":
-        build_args = ["-Wno-fatal", *VERILATOR_SINGLE_UNIT, *(["--trace-fst"] if waves else []),
-                      *(COVERAGE_ARGS if coverage else [])]
-    build_args += extra_args
+def own_build_args(sim: str, waves: bool, coverage: bool) -> tuple[str, ...]:
+    """This module's arguments to the simulator's compiler, before the caller's."""
+    if sim != "verilator":
+        return ()
+    return ("-Wno-fatal", *VERILATOR_SINGLE_UNIT, *VERILATOR_OPTIMIZE,
+            *(["--trace-fst"] if waves else []), *(COVERAGE_ARGS if coverage else []))
+
+
+def _compile(sim, toplevel, sources, parameters, defines, waves, build_dir,
+             build_args=()) -> None:
     log = build_dir / "build.log"
     build_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -192,7 +221,7 @@ def _compile(sim, toplevel, sources, parameters, defines, waves, coverage, build
             includes=include_dirs(sources),
             parameters=parameters,
             defines=defines,
-            build_args=build_args,
+            build_args=list(build_args),
             build_dir=build_dir,
             always=True,
             waves=waves,
@@ -236,9 +265,10 @@ def run_folder_name(node: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")
 
 
-def default_test_dir(b: Build, seed: int) -> Path:
-    """A run folder named after the pytest node (or 'manual' when run by hand)."""
-    return RUNS_ROOT / b.sim / run_folder_name(current_node() or "manual") / f"seed{seed}"
+def default_test_dir(b: Build, seed: int, node: str | None = None) -> Path:
+    """The run folder of a pytest node (default: the running one, or 'manual' by hand)."""
+    node = node or current_node() or "manual"
+    return RUNS_ROOT / b.sim / run_folder_name(node) / f"seed{seed}"
 
 
 def run_test(
@@ -294,6 +324,24 @@ def run_test(
     if sim_error is not None or run.failed or not run.passed:
         raise SimulationFailed(_failure_message(b, run, test_module, sim_error))
     return run
+
+
+def run_jobs(b: Build, test_module: str, jobs: Sequence[Job], seed: int,
+             plusargs: Sequence[str] = ()) -> TestRun:
+    """Run several jobs in one simulator process: the first job's run folder holds the
+    process's files (jobs.json, sim.log, results.xml, waves, coverage.dat). Raises
+    SimulationFailed when a job failed or the simulator stopped before its last one."""
+    test_dir = Path(jobs[0].run_dir)
+    test_dir.mkdir(parents=True, exist_ok=True)
+    listing = test_dir / JOBS_FILE
+    listing.write_text(json.dumps([asdict(job) for job in jobs], indent=1))
+    return run_test(b, test_module, seed=seed, test_dir=test_dir,
+                    extra_env={JOBS_ENV: str(listing)}, plusargs=plusargs)
+
+
+def read_jobs(path: str | Path) -> list[Job]:
+    """The jobs of a simulator process (what run_jobs wrote)."""
+    return [Job(**entry) for entry in json.loads(Path(path).read_text())]
 
 
 def waves_file(b: Build, test_dir: Path) -> Path:

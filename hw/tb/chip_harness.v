@@ -5,16 +5,16 @@
 // A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
 // cycle, awaits done, then reads the counters bus (chip_defs.vh) and the memory. The
 // memory port is also brought out, for monitors. The SRAM array is u_chip.u_sram.mem[i]
-// (reached from Verilog, replay_tb.v; not public to cocotb on Verilator: no test reads it).
+// (cleared by the testbench when a test starts, verif/kit/bfm.py's power_up).
 //
-// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/launch.py), the harness makes its
-// own clock, a 10 ns period (verif/chip_bfm.py's CLOCK_NS), and clk is an internal register, not
+// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/env/launch.py), the harness makes its
+// own clock, a 10 ns period (verif/kit/bfm.py's CLOCK_NS), and clk is an internal register, not
 // a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
 // Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
 //
-// With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/launch.py, not replay_tb.v),
+// With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/env/launch.py, not replay_tb.v),
 // the harness also keeps, for the testbench to read after done instead of a Python callback
-// per cycle (verif/ext_write_monitor.py, verif/chip_bfm.py):
+// per cycle (verif/agents/chip/write_monitor.py, verif/kit/bfm.py):
 //   * a write log: every cycle with mem_req and mem_we both 1 (exactly 1: an X or Z strobe
 //     writes nothing, as in ext_mem.v) appends {mem_addr, mem_wdata} at the rising edge that
 //     ends the cycle (the edge ext_mem.v stores it at) to wlog[wlog_count % WLOG_WORDS], and
@@ -60,7 +60,7 @@ always #5 clk = !clk;    // `timescale 1ns (sim/runner.py's TIMESCALE): 10 ns pe
 localparam [0:0] HDL_CLOCK = 1'b0;
 `endif
 
-// HDL_CLOCK is for the testbench (verif/chip_bfm.py's hdl_clock), not for the HDL
+// HDL_CLOCK is for the testbench (verif/kit/bfm.py's hdl_clock), not for the HDL
 wire unused_hdl_clock = HDL_CLOCK;
 
 `ifdef CHIP_HARNESS_RECORD
@@ -141,12 +141,14 @@ endmodule
 `default_nettype wire
 
 `ifdef VERILATOR
-// What cocotb reaches through VPI (verif/chip_bfm.py, chip_monitor.py), so that a build can drop
+// What cocotb reaches through VPI (verif/kit/bfm.py, verif/agents/chip/monitor.py), so that a build can drop
 // cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
 // Waveforms do not depend on this: --trace records every signal either way.
 // "*" on chip_harness covers its ports: status, the counters bus, the memory port, and the
-// HDL_CLOCK localparam; nothing inside the chip is needed.
+// HDL_CLOCK localparam; inside the chip, only the scratchpad's array (cleared by backdoor when
+// a test starts, as a new simulator process would find it).
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "ext_mem" -var "mem"
+public_flat_rw -module "sram" -var "mem"
 `endif

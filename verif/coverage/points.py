@@ -311,6 +311,18 @@ def summary() -> dict[str, dict[str, float]]:
             for name, item in sorted(coverage_db.items())}
 
 
+def reset() -> None:
+    """Forget every hit: a new test starts in the same process (cocotb-coverage keeps one
+    database per process, and each test's run folder must show that test's coverage alone)."""
+    for item in coverage_db.values():
+        hits = getattr(item, "_hits", None)
+        if hits is not None:
+            for key in hits:
+                hits[key] = 0
+        item._coverage = 0
+        item._new_hits = []
+
+
 def export(run_dir) -> dict[str, str]:
     """Write the database into the run folder (YAML and XML), for merging across runs."""
     yaml_file, xml_file = run_dir / "coverage.yml", run_dir / "coverage.xml"

@@ -61,8 +61,8 @@ def config_from_environment(dut) -> EnvConfig:
         waves=os.environ.get("TB_WAVES", "not recorded (set WAVES=1)"),
         rerun=os.environ.get("TB_RERUN", "(run through pytest to get the command)"),
         recorder=RunRecorder(run_dir),
-        decodes=plan_from_json(os.environ.get("DECODE_PLAN", "[]")),
-        serving=spec_from_json(os.environ.get("SERVING_SPEC", "")),
-        programs=int(os.environ.get("PROGRAMS", "0")),
+        decodes=plan_from_json(os.environ.get("DECODE_PLAN") or "[]"),
+        serving=spec_from_json(os.environ.get("SERVING_SPEC") or ""),
+        programs=int(os.environ.get("PROGRAMS") or "0"),
         watchdog_margin=int(os.environ.get("TB_WATCHDOG_MARGIN", DEFAULT_WATCHDOG_MARGIN)),
     )

@@ -16,12 +16,15 @@ from model.isa import ChipConfig
 from model.paths import TB_DIR
 from sim.runner import (
     Build,
+    Job,
     SimulationFailed,
     build,
+    current_node,
     default_test_dir,
     rerun_command,
     rtl_sources,
-    run_test,
+    run_folder_name,
+    run_jobs,
     waves_file,
 )
 from verif.env.decode_spec import DecodeSpec, plan_to_json
@@ -65,7 +68,7 @@ def waves_path(b: Build, run_dir: Path) -> str:
 
 @dataclass
 class DecodeRun:
-    """One simulator run of a decode test: its folder, result file and failure, if any."""
+    """One job's run of a uvm test: its folder, result file and failure, if any."""
 
     run_dir: Path
     result: dict | None
@@ -85,39 +88,97 @@ class DecodeRun:
         return self.result
 
 
+@dataclass(frozen=True)
+class Launch:
+    """A job and the build it runs on: what a simulation test asks for."""
+
+    build: Build
+    job: Job
+    seed: int
+    plusargs: tuple[str, ...] = ()
+
+    @property
+    def batch(self) -> tuple:
+        """Launches with the same batch key can share one simulator process."""
+        return (self.build, self.plusargs)
+
+
+def launch(b: Build, testcase: str, env: Mapping[str, str], seed: int,
+           run_dir: Path | None = None, node: str | None = None,
+           plusargs: tuple[str, ...] = ()) -> Launch:
+    """A job running the uvm test ``testcase`` with ``env`` (what it is asked to run), in the
+    run folder of the pytest ``node`` (default: the running test) and its re-run command."""
+    node = node or current_node()
+    run_dir = Path(run_dir or default_test_dir(b, seed, node))
+    job_env = {"DECODE_PLAN": "", "SERVING_SPEC": "", "PROGRAMS": "0", **env,
+               "RANDOM_SEED": str(seed), "TB_SIM": b.sim, "TB_WAVES": waves_path(b, run_dir),
+               "TB_RERUN": rerun_command(seed, node)}
+    name = run_folder_name(node or f"{testcase}-seed{seed}")
+    return Launch(b, Job(name, testcase, str(run_dir), job_env), seed, plusargs)
+
+
+def decode_launch(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
+                  **where) -> Launch:
+    return launch(b, testcase, {"DECODE_PLAN": plan_to_json(list(plan))}, seed, **where)
+
+
+def serving_launch(b: Build, spec: ServingSpec, seed: int, **where) -> Launch:
+    return launch(b, "ServingTest", {"SERVING_SPEC": spec_to_json(spec)}, seed, **where)
+
+
+def programs_launch(b: Build, testcase: str, seed: int, programs: int = 0, **where) -> Launch:
+    return launch(b, testcase, {"PROGRAMS": str(programs)}, seed, **where)
+
+
+def run_launches(launches: Sequence[Launch]) -> list[DecodeRun]:
+    """Run launches that share a batch key in one simulator process; a job the process did not
+    finish (the simulator crashed, or stopped the run) is run again alone, so that the job that
+    crashed it is named by its own failure. Never raises for a failing test."""
+    first = launches[0]
+    if any(other.batch != first.batch for other in launches):
+        raise ValueError("launches of one process must share the build and the plusargs")
+    error = _run_process(first.build, [launch.job for launch in launches], first.seed,
+                         first.plusargs)
+    runs = [_read(launch, error) for launch in launches]
+    if len(launches) == 1:
+        return runs
+    return [run if run.result is not None else run_launches([launch])[0]
+            for launch, run in zip(launches, runs, strict=True)]
+
+
+def _run_process(b: Build, jobs: list[Job], seed: int,
+                 plusargs: tuple[str, ...]) -> SimulationFailed | None:
+    for job in jobs:
+        (Path(job.run_dir) / RESULT_FILE).unlink(missing_ok=True)
+    try:
+        run_jobs(b, COCOTB_MODULE, jobs, seed, plusargs)
+    except SimulationFailed as failed:
+        return failed
+    return None
+
+
+def _read(launch: Launch, error: SimulationFailed | None) -> DecodeRun:
+    run_dir = Path(launch.job.run_dir)
+    result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None
+    return DecodeRun(run_dir, result, error if result is None or
+                     result.get("status") != "passed" else None)
+
+
 def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
-               run_dir: Path | None = None,
-               extra_env: Mapping[str, str] | None = None) -> DecodeRun:
+               run_dir: Path | None = None, plusargs: tuple[str, ...] = ()) -> DecodeRun:
     """Run one decode uvm_test on a build; never raises for a failing simulation."""
-    return _run(b, testcase, {"DECODE_PLAN": plan_to_json(list(plan))}, seed, run_dir,
-                extra_env)
+    return run_launches([decode_launch(b, testcase, plan, seed, run_dir=run_dir,
+                                       plusargs=plusargs)])[0]
 
 
 def run_serving(b: Build, spec: ServingSpec, seed: int,
                 run_dir: Path | None = None) -> DecodeRun:
     """Run the serving uvm_test (ServingTest) on a build; never raises for a failing run."""
-    return _run(b, "ServingTest", {"SERVING_SPEC": spec_to_json(spec)}, seed, run_dir)
+    return run_launches([serving_launch(b, spec, seed, run_dir=run_dir)])[0]
 
 
 def run_programs(b: Build, testcase: str, seed: int, programs: int = 0,
                  run_dir: Path | None = None) -> DecodeRun:
     """Run a program test (RandomProgramsTest, ErrorPathsTest); never raises for a failing
     run."""
-    return _run(b, testcase, {"PROGRAMS": str(programs)}, seed, run_dir)
-
-
-def _run(b: Build, testcase: str, plan_env: Mapping[str, str], seed: int,
-         run_dir: Path | None, extra_env: Mapping[str, str] | None = None) -> DecodeRun:
-    run_dir = Path(run_dir or default_test_dir(b, seed))
-    (run_dir / RESULT_FILE).unlink(missing_ok=True)
-    env = {**plan_env, "TB_RUN_DIR": str(run_dir),
-           "TB_SIM": b.sim, "TB_WAVES": waves_path(b, run_dir), "TB_RERUN": rerun_command(seed),
-           **(extra_env or {})}
-    error = None
-    try:
-        run_test(b, COCOTB_MODULE, testcase=testcase, seed=seed, test_dir=run_dir,
-                 extra_env=env)
-    except SimulationFailed as failed:
-        error = failed
-    result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None
-    return DecodeRun(run_dir, result, error)
+    return run_launches([programs_launch(b, testcase, seed, programs, run_dir=run_dir)])[0]

@@ -7,6 +7,7 @@ attention sinks); the random-model plan, the fork plan and the short plan of the
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from verif.env.decode_spec import DecodeSpec
@@ -16,9 +17,30 @@ CHAPTER_STEPS = 32
 CHAPTER_WINDOWS = (None, 8, 4)
 TABLE_STEPS = (1, 4, 8, 9, 12, 16, 24, 32)  # the chapter's cycle table
 
+# `make test` runs every flow on both simulators, but a long flow runs a shorter version of the
+# same check on Icarus (about 25 times slower than Verilator). FULL_LENGTH=1 (`make regress
+# SUITE=full`) runs every flow at full length everywhere; FULL_LENGTH=chapter (`make run`) the
+# chapter's own decodes only, the flows beyond the chapter keeping their Icarus versions.
+FULL_LENGTH_ENV = "FULL_LENGTH"
+CHAPTER_FLOW = "chapter"
+SHORT_STEPS = 16  # past every chapter window (8) with pages beyond it reused: non-contiguous tables
+SHORT_PROGRAMS = 50  # random programs on Icarus (200 at full length)
+SHORT_REQUESTS = 12  # serving requests on Icarus (24): still preempts, hits and evicts
 
-def chapter_spec(window: int | None) -> DecodeSpec:
-    return DecodeSpec(f"structured-W{window}", "structured", steps=CHAPTER_STEPS, window=window,
+
+def full_length(flow: str = "") -> bool:
+    """Whether FULL_LENGTH asks for this flow at full length on every simulator."""
+    value = os.environ.get(FULL_LENGTH_ENV, "")
+    return value == "1" or (bool(flow) and value == flow)
+
+
+def run_length(sim: str, full: int, short: int, flow: str = "") -> int:
+    """A flow's length on ``sim``: full on Verilator and when FULL_LENGTH asks, else short."""
+    return full if sim == "verilator" or full_length(flow) else short
+
+
+def chapter_spec(window: int | None, steps: int = CHAPTER_STEPS) -> DecodeSpec:
+    return DecodeSpec(f"structured-W{window}", "structured", steps=steps, window=window,
                       page_size=4)
 
 
@@ -27,16 +49,16 @@ PAGE_SIZES = (1, 2, 4, 8, 16)
 SINKS = 2
 
 
-def page_size_spec(page_size: int) -> DecodeSpec:
+def page_size_spec(page_size: int, steps: int = CHAPTER_STEPS) -> DecodeSpec:
     """Exercise 1: the chapter's W = 8 decode with another page size."""
     return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-P{page_size}", "structured",
-                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, page_size=page_size)
+                      steps=steps, window=EXERCISE_WINDOW, page_size=page_size)
 
 
-def sinks_spec() -> DecodeSpec:
+def sinks_spec(steps: int = CHAPTER_STEPS) -> DecodeSpec:
     """Exercise 3: the W = 8 decode keeping the first SINKS rows in every window."""
     return DecodeSpec(f"structured-W{EXERCISE_WINDOW}-S{SINKS}", "structured",
-                      steps=CHAPTER_STEPS, window=EXERCISE_WINDOW, sinks=SINKS, page_size=4)
+                      steps=steps, window=EXERCISE_WINDOW, sinks=SINKS, page_size=4)
 
 
 RANDOM_PLAN = [
@@ -56,20 +78,25 @@ SHORT_PLAN = [DecodeSpec("structured-short", "structured", steps=4, window=None)
 SERVING_BATCHES = (1, 2, 4, 8)
 
 
-def serving_spec(batch_size: int, gather: str = "host") -> ServingSpec:
+SERVING_REQUESTS = 24
+
+
+def serving_spec(batch_size: int, gather: str = "host",
+                 n_requests: int = SERVING_REQUESTS) -> ServingSpec:
     """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows, the
     rows moved by the host or, in chip gather, by the chip through block tables."""
     suffix = "-chip" if gather == "chip" else ""
     return ServingSpec(f"workload-B{batch_size}{suffix}", batch_size=batch_size, window=8,
-                       page_size=4, n_pages=16, gather=gather)
+                       page_size=4, n_pages=16, gather=gather, n_requests=n_requests)
 
 
 # ---- chip gather: the chip reads the rows through the block table --------------------------
 
 
-def chip_gather_spec(window: int | None) -> DecodeSpec:
+def chip_gather_spec(window: int | None, steps: int = CHAPTER_STEPS) -> DecodeSpec:
     """The chapter's decode with the pool in the chip's memory (gather "chip")."""
-    return replace(chapter_spec(window), name=f"structured-W{window}-chip", gather="chip")
+    return replace(chapter_spec(window, steps), name=f"structured-W{window}-chip",
+                   gather="chip")
 
 
 CHIP_FORK_PLAN = [replace(FORK_PLAN[0], name="random4-fork-chip", gather="chip")]

@@ -29,6 +29,10 @@ class Profile:
         finally:
             self.seconds[name] += time.perf_counter() - started
 
+    def reset(self) -> None:
+        """Forget every section: a new test starts (several run in one process)."""
+        self.seconds.clear()
+
     def total(self) -> float:
         return sum(self.seconds.values())
 

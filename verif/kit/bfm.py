@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 
 from model.isa import ChipConfig
@@ -47,12 +48,24 @@ class ChipBfm:
     def __init__(self, dut, cfg: ChipConfig):
         self.dut = dut
         self.memory = Backdoor(dut.u_mem.mem, cfg.ext_words, "external memory word")
+        self.scratchpad = Backdoor(dut.u_chip.u_sram.mem, cfg.sram_words, "scratchpad word")
         # A harness built with its own clock (CHIP_HARNESS_CLOCK) needs none from cocotb.
         self._clock_started = _flag(dut, "HDL_CLOCK")
         self.records = _flag(dut, "HDL_RECORD")  # write log and watchdog (CHIP_HARNESS_RECORD)
         # The log is a ring of wlog_words entries: small enough that reading it reuses the
         # element handles cocotb caches (making one costs about 10 us, reading one 1.5 us).
         self.wlog_words = int(dut.WLOG_WORDS.value) if self.records else 0
+
+    async def power_up(self) -> None:
+        """The state of a freshly built chip: a zero scratchpad, then a reset.
+
+        Many tests share one simulator process, and the scratchpad keeps its words through
+        reset (hw/rtl/sram.v), so each test clears it as a new process would find it; the
+        reference machine starts every run from that zero scratchpad. The external memory
+        needs nothing: every step loads all of it (`Backdoor` starts out knowing none of it).
+        """
+        self.scratchpad.load(np.zeros(0, dtype=np.uint32))
+        await self.reset()
 
     async def reset(self) -> None:
         if not self._clock_started:

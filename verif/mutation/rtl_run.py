@@ -11,9 +11,9 @@ subprocess with a wall-clock limit, cheapest first, stopping at the first failur
 ``rtl-mutation`` (the default)
     1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
        systolic array's, ``paged_geometry`` the controller's, ``chip_top`` none), by pytest
-    2. ``error-paths``: verif/sequences/program_seqs.py's error paths (one bad instruction of each
-    kind) 3. ``random-programs``: verif/sequences/program_seqs.py's random programs, ``PROGRAMS`` of
-    them 4. ``decode``: one short decode in the pyuvm environment (verif/env/plans.py's SHORT_PLAN)
+    2. ``error-paths``: the error paths (ErrorPathsTest: one bad instruction of each kind)
+    3. ``random-programs``: the random programs (RandomProgramsTest), ``PROGRAMS`` of them
+    4. ``decode``: one short decode in the pyuvm environment (verif/env/plans.py's SHORT_PLAN)
 ``chip-only``
     the same without the block test: what the chip-level environment finds on its own
 ``blocks-only``
@@ -301,8 +301,8 @@ def note(outcome: RtlOutcome, stage: Stage, result: StageResult) -> bool:
 
 def run_chip_stage(stage: str) -> StageResult:
     """Run one chip-level stage here (the tree's hw/ is the broken one); never raises."""
-    from sim.runner import BuildFailed, SimulationFailed, run_test
-    from verif.env.launch import chip_build, run_decode
+    from sim.runner import BuildFailed
+    from verif.env.launch import chip_build, run_decode, run_programs
     from verif.env.plans import SHORT_PLAN
 
     run_dir = Path.cwd() / "out" / "rtl-mutant" / stage
@@ -314,22 +314,16 @@ def run_chip_stage(stage: str) -> StageResult:
                            build_seconds=time.perf_counter() - started)
     build_seconds = time.perf_counter() - started
     if stage == "decode":
+        test = f"PlanDecodeTest {SHORT_PLAN[0].name}"
         run = run_decode(b, "PlanDecodeTest", SHORT_PLAN, TEST_SEED, run_dir=run_dir)
-        if run.error is None and run.result and run.result["status"] == "passed":
-            return StageResult(True, build_seconds=build_seconds)
-        kind = (run.result or {}).get("failure_type", "")
-        return StageResult(False, f"PlanDecodeTest {SHORT_PLAN[0].name}",
-                           short(f"{kind}: {first_difference(run.failure)}"),
-                           build_seconds=build_seconds)
-    testcase = {"error-paths": "error_paths", "random-programs": "random_programs"}[stage]
-    try:
-        run_test(b, "verif.sequences.program_seqs", testcase=testcase, seed=TEST_SEED,
-                 test_dir=run_dir, extra_env={"PROGRAMS": str(PROGRAMS)})
-    except SimulationFailed as err:
-        message = failure_text(run_dir / "results.xml") or short(str(err))
-        return StageResult(False, f"verif.sequences.program_seqs.{testcase}", message,
-                           build_seconds=build_seconds)
-    return StageResult(True, build_seconds=build_seconds)
+    else:
+        test = {"error-paths": "ErrorPathsTest", "random-programs": "RandomProgramsTest"}[stage]
+        run = run_programs(b, test, TEST_SEED, PROGRAMS, run_dir=run_dir)
+    if run.error is None and run.result and run.result["status"] == "passed":
+        return StageResult(True, build_seconds=build_seconds)
+    kind = (run.result or {}).get("failure_type", "")
+    return StageResult(False, test, short(f"{kind}: {first_difference(run.failure)}"),
+                       build_seconds=build_seconds)
 
 
 def first_difference(report: str) -> str:

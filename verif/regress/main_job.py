@@ -5,11 +5,12 @@ Stages, each timed:
 1. simulator builds: the chip harness on Icarus and Verilator, made once before the parallel
    runs (a no-op when they are up to date);
 2. software checks and decodes: one pytest-xdist session of the `chapter` suite
-   (verif/regress/suites.py): model/tests, the 32-step decodes with W = None, 8, 4 and the RTL
-   exercises (W = 8 with pages of 1 to 16 rows, and with 2 sinks), the chapter's decodes in
-   chip-gather mode (the chip reads the pool through block tables) and the serving workload in
-   both gather modes (B = 8 on both simulators, B = 1, 2, 4 on Verilator), the scoreboard
-   checking every run;
+   (verif/regress/suites.py): the chapter's six checks and its exercises' checks, the 32-step
+   decodes with W = None, 8, 4 on both simulators (FULL_LENGTH=chapter), and the flows beyond the
+   chapter in their `make test` lengths (shorter on Icarus): the RTL exercises (W = 8 with pages
+   of 1 to 16 rows, and with 2 sinks), the chapter's decodes in chip-gather mode (the chip reads
+   the pool through block tables) and the serving workload in both gather modes (B = 8 on both
+   simulators, B = 1, 2, 4 on Verilator), the scoreboard checking every run;
 3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event by
    event, and what paging, sharing and windows buy;
 4. exercises (verif/report/exercises.py): the chapter's four exercises as tables,
@@ -49,7 +50,7 @@ from pathlib import Path
 from model.paths import REPO_ROOT, relative
 from sim.toolchain import SIMULATORS
 from verif.env.launch import chip_build
-from verif.env.plans import CHAPTER_WINDOWS
+from verif.env.plans import CHAPTER_FLOW, CHAPTER_WINDOWS, FULL_LENGTH_ENV
 from verif.mutation import host_run
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report
@@ -58,11 +59,9 @@ from verif.report import gather as gather_report
 from verif.report import plots as report_plots
 from verif.report import serving as serving_report
 from verif.report.output import write_json
+from verif.testplan import plan as testplan
 
 CHAPTER_SUITE = "chapter"
-# the simulations first (the longest), then the software checks
-CHAPTER_PATHS = ("verif/tests/test_serving.py", "verif/tests/test_decode.py",
-                 "verif/tests/test_chip_gather.py", "model/tests")
 JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"
@@ -117,7 +116,7 @@ def build_simulators() -> tuple[bool, str]:
 
 
 def checks_and_decodes(jobs: int) -> tuple[bool, str]:
-    run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT, CHAPTER_PATHS)
+    run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT)
     software = junit_counts(JUNIT, "model.tests")
     decodes = junit_counts(JUNIT, "verif.tests")
     return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
@@ -193,7 +192,7 @@ class ServingStage:
         path = write_json("serving.json", table)
         if table["rows"]:
             serving_report.throughput_plot(table, PLOTS / "serving.png")
-        ok = not table["missing"] and table["b8_simulators_agree"]
+        ok = not table["missing"] and table["b8_simulators_agree"] is not False
         gain = table.get("gain_b8_over_b1")
         return ok, (f"{len(table['rows'])} batch sizes, {rel(path)}"
                     + (f", gain at B = 8: {gain}x" if gain else "")
@@ -277,6 +276,14 @@ def example_b_tables(example_b: dict) -> str:
             sharing)])
 
 
+def testplan_results() -> str:
+    """Each testpoint of the testplan, annotated with the outcome of its tests in this run."""
+    if not JUNIT.exists():
+        return "the pytest stage wrote no JUnit file"
+    plan = testplan.load()
+    return testplan.results_markdown(testplan.results(plan, testplan.junit_outcomes(JUNIT)))
+
+
 def stage_rows(stages: list[Stage]) -> list[list[str]]:
     return [[s.name, "ok" if s.ok else "FAILED", f"{s.seconds:.1f}", s.note] for s in stages]
 
@@ -312,6 +319,8 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         else "the serving stage did not run",
         mutation_text.replace("## RTL mutation run", "## RTL mutation run (make run's sample)")
         if mutation_text else "## RTL mutation run\n\nthe mutation stage did not run",
+        "## Testplan: each testpoint's tests in this run (verif/TESTPLAN.md)",
+        testplan_results(),
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
         f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
         "coverage: `out/coverage.md`.",
@@ -336,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Verilator line/toggle coverage belongs in the coverage report: CODE_COVERAGE=0 skips it.
     os.environ.setdefault("CODE_COVERAGE", "1")
+    os.environ.setdefault(FULL_LENGTH_ENV, CHAPTER_FLOW)  # the chapter's decodes at 32 steps
     began = time.time()
     stages = [] if args.started is None else [
         Stage("set-up (make setup)", True, began - args.started)]

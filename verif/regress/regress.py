@@ -44,6 +44,7 @@ from model.paths import OUT, REPO_ROOT, RUNS_ROOT
 from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
 from verif.coverage.report import merge_files, to_markdown
+from verif.env.plans import FULL_LENGTH_ENV
 from verif.env.run_record import RESULT_FILE, read_result
 from verif.regress.plugin import RERUN_HEADING, progress_line, rerun_command
 from verif.regress.run_folders import FUNCTIONAL_FILE, node_runs
@@ -57,7 +58,7 @@ from verif.regress.shards import (
     parse_shard,
     split,
 )
-from verif.regress.suites import SUITES
+from verif.regress.suites import FULL_LENGTH_SUITES, SUITES, suite_paths
 
 if TYPE_CHECKING:  # only the Dask path imports distributed (and its dependencies)
     from distributed import Client
@@ -97,14 +98,15 @@ def run_pytest(suite: str, seeds: int, jobs: int, junit: Path,
     """The suite on `jobs` xdist workers; its output goes straight to the terminal.
 
     --maxschedchunk 2 hands tests out two at a time, so the long simulations that come first
-    spread over the workers instead of queueing on one. `nodes_file` narrows the suite to the
-    node ids it lists (a shard).
+    spread over the workers instead of queueing on one. pytest collects only the suite's files
+    (`paths`, by default suite_paths). `nodes_file` narrows the suite to the node ids it lists
+    (a shard).
     """
     junit.parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pytest", "-q", "-n", str(jobs), "--maxschedchunk", "2",
                "-p", "verif.regress.plugin", "--suite", suite, "--seeds", str(seeds),
                f"--junitxml={junit}", *([f"--nodes-file={nodes_file}"] if nodes_file else []),
-               *paths]
+               *(paths or suite_paths(suite))]
     print("$ " + " ".join(command[2:]), flush=True)
     started = time.perf_counter()
     status = subprocess.call(command, cwd=REPO_ROOT)
@@ -490,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         return refuse(program, problem)
     if args.merge:
         return merge(args.suite, int(args.shards), args.out.resolve())
+    if args.suite in FULL_LENGTH_SUITES:  # every flow at full length, on every simulator
+        os.environ[FULL_LENGTH_ENV] = "1"
     shard = parse_shard(args.shard) if args.shard else None
     regression = Regression(args.suite, args.seeds, args.jobs, args.executor, args.out.resolve(),
                             shard)

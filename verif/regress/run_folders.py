@@ -20,8 +20,11 @@ REPORT_FILES = ("results.xml", RESULT_FILE, FUNCTIONAL_FILE, COVERAGE_FILE)  # w
 def node_runs(nodeids: list[str], since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
     """Run folders of these tests: named after one of them, written since `since`.
 
-    Both conditions, because other sessions may run in the same working tree meanwhile.
+    Both conditions, because other sessions may run in the same working tree meanwhile. A
+    folder is marked by cocotb's results.xml or by the run's own result file: tests batched
+    into one simulator process share the first one's results.xml, each keeps its result file.
     """
     names = {run_folder_name(nodeid) for nodeid in nodeids}
-    return sorted(path.parent for path in runs_root.rglob("results.xml")
-                  if path.parent.parent.name in names and path.stat().st_mtime >= since)
+    marks = [*runs_root.rglob("results.xml"), *runs_root.rglob(RESULT_FILE)]
+    return sorted({path.parent for path in marks
+                   if path.parent.parent.name in names and path.stat().st_mtime >= since})

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from model.paths import REPO_ROOT
+from verif.regress.suites import suite_paths
 
 MANIFEST = "shard.json"
 LONG_TIMEOUT_S = 900  # a simulation whose timeout marker allows this much is a long one
@@ -97,7 +98,7 @@ def collect(suite: str, seeds: int) -> list[Node]:
         info = Path(tmp) / "nodes.json"
         command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
                    "-p", "no:cacheprovider", "-p", "verif.regress.plugin", "--suite", suite,
-                   "--seeds", str(seeds), f"--node-info={info}"]
+                   "--seeds", str(seeds), f"--node-info={info}", *suite_paths(suite)]
         done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
         if done.returncode != 0 or not info.exists():
             raise CollectionFailed(f"$ {' '.join(command[2:])}\n{done.stdout}{done.stderr}")

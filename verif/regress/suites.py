@@ -27,11 +27,6 @@ BLOCKS = "verif/tests/test_blocks.py"
 SCALE = "verif/tests/test_regress_scale.py"
 
 
-# the tests of the tools around the testbench: reports, benchmarks, mutation, regressions
-TOOL_TESTS = ("bench_scaling", "examples", "exercises", "gather_report", "host_mutants", "layers",
-              "mutation", "regress_scale", "reporting", "rtl_mutant_gen", "testplan")
-
-
 @dataclass(frozen=True)
 class Entry:
     """One line of a suite: a test, on some simulators, with at most `seeds` seeds."""
@@ -61,14 +56,40 @@ def seed_index(item: pytest.Item) -> int:
     return marker.args[0] if marker else 0
 
 
-CHAPTER = [  # make run's: the software checks, the three decodes, the RTL exercises, serving
-    Entry("model/tests"),
-    Entry(f"{DECODES}::test_chapter_decode", seeds=1),
-    Entry(f"{DECODES}::test_page_size_decode", seeds=1),
-    Entry(f"{DECODES}::test_sinks_decode", seeds=1),
+# make run's suite: the chapter's decodes and the flows beyond them (the longest first), then the
+# chapter's own checks (its six tests) and its exercises' checks, not all of model/tests
+PAGED, HOST, TINY_LM = "model/tests/test_paged.py", "model/tests/test_host.py", \
+    "model/tests/test_tiny_lm.py"
+CHAPTER = [
     Entry(f"{SERVING}::test_serving_workload", seeds=1),
     Entry(f"{SERVING}::test_serving_batch_sweep", seeds=1),
+    Entry(f"{DECODES}::test_chapter_decode", seeds=1),
+    Entry(f"{DECODES}::test_page_size_decode", seeds=1),  # exercise 1
+    Entry(f"{DECODES}::test_sinks_decode", seeds=1),  # exercise 3
     Entry(f"{CHIP_GATHER}::test_chip_gather_decodes_as_host_gather", seeds=1),
+    # (1) the page table against a shadow model under random operations
+    Entry(f"{PAGED}::test_random_operations_match_the_shadow"),
+    Entry("model/tests/test_paged_stateful.py"),
+    # (2) exhaustion raises OutOfPages and changes nothing
+    Entry(f"{PAGED}::test_exhaustion_raises_at_the_seventh_row_and_changes_nothing"),
+    Entry(f"{PAGED}::test_random_operations_match_the_shadow_when_the_pool_runs_out"),
+    # (3) the pages in use follow the window rule
+    Entry(f"{PAGED}::test_pages_in_use_follow_the_window_rule_exactly"),
+    Entry(f"{HOST}::test_pages_in_use_follow_the_window_rule_exactly"),
+    # (4) the paged host and a plain host give the same integers
+    Entry(f"{HOST}::test_paged_host_equals_plain_host_in_every_integer"),
+    # (5) the window is a window
+    Entry(f"{TINY_LM}::test_a_window_at_least_as_long_as_the_context_is_full_attention"),
+    Entry(f"{TINY_LM}::test_a_window_of_3_changes_a_random_model"),
+    Entry(f"{TINY_LM}::test_windowed_step_equals_a_recomputation_over_exactly_the_last_w_tokens"),
+    Entry(f"{HOST}::test_chip_follows_the_windowed_float_reference"),
+    # (6) the structured model follows its rule under every window
+    Entry(f"{TINY_LM}::test_structured_model_follows_the_rule_under_every_window"),
+    Entry(f"{HOST}::test_structured_model_follows_the_rule_on_the_chip"),
+    # exercises 2 (admission), 3 (sinks) and 4 (prefix alignment); 5 is the mutation run
+    Entry("model/tests/test_admission.py"),
+    Entry("model/tests/test_sinks.py"),
+    Entry("model/tests/test_prefix_alignment.py"),
 ]
 
 SUITES: dict[str, list[Entry]] = {
@@ -78,26 +99,7 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code", seeds=1),
     ],
     "chapter": CHAPTER,
-    "full": [
-        *CHAPTER,
-        Entry(f"{DECODES}::test_random_model_decodes"),
-        Entry(f"{DECODES}::test_fork_decode"),
-        Entry(f"{DECODES}::test_counter_mutant_fails_the_scoreboard", seeds=1),
-        Entry(f"{DECODES}::test_requant_mutant_fails_the_scoreboard", seeds=1),
-        Entry(f"{DECODES}::test_watchdog_stops_a_chip_that_never_finishes", seeds=1),
-        Entry(f"{DECODES}::test_unknown_output_is_an_error", seeds=1),
-        Entry(f"{CHIP}::test_random_programs_match_the_reference_machine"),
-        Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code", seeds=1),
-        Entry(f"{CHIP}::test_every_error_case_stops_the_reference_machine_before_its_store"),
-        Entry("sim/tests"),
-        Entry(BLOCKS),
-        Entry("verif/tests/test_decode_units.py"),
-        Entry("verif/tests/test_write_monitor.py", seeds=1),
-        Entry(CHIP_GATHER),
-        Entry("verif/tests/test_code_coverage.py", seeds=1),
-        Entry("model/tests"),
-        *(Entry(f"verif/tests/test_{name}.py") for name in TOOL_TESTS),
-    ],
+    "full": [Entry("model/tests"), Entry("sim/tests"), Entry("verif/tests")],  # every test
     "code-coverage": [  # Verilator line/branch/toggle closure (verif/TESTPLAN.md, "Code coverage"):
         # CODE_COVERAGE=1 make regress SUITE=code-coverage, then
         # python -m scripts.coverage code --check
@@ -107,16 +109,22 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
               sims=("verilator",), seeds=1),
     ],
-    "selftest": [  # a quick suite for the sharding test (verif/tests/test_regress_scale.py)
+    "tiny": [  # the regression machinery's own tests (Dask, shards): five quick tests
         Entry(f"{SCALE}::test_a_shard_is_i_of_n"),
-        Entry(f"{SCALE}::test_shards_are_deterministic_and_balanced"),
         Entry(f"{SCALE}::test_junit_addresses_are_pytests_own"),
-        Entry("verif/tests/test_reporting.py::"
-              "test_rerun_commands_turn_waves_on_for_simulations_only"),
+        Entry(f"{BLOCKS}::test_block", sims=("verilator",), ids=("requant",), seeds=1),
+        Entry(f"{DECODES}::test_fork_decode", sims=("verilator",), seeds=1),
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
               sims=("verilator",), seeds=1),
     ],
 }
+FULL_LENGTH_SUITES = ("full",)  # suites whose flows run at full length on every simulator
+
+
+def suite_paths(suite: str) -> list[str]:
+    """The files and folders pytest must collect for a suite, in the suite's order: collecting
+    only those keeps a small suite's start-up small."""
+    return list(dict.fromkeys(entry.test.split("::")[0] for entry in SUITES[suite]))
 
 
 def select(suite: str, items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:

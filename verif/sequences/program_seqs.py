@@ -100,7 +100,7 @@ ERROR_CASES = [
     ("block table outside the pool", isa.pload(100, 8, 300, 1, 1, 0, 4)),
 ]
 ILLEGAL = isa.Instr(0x42)
-ERROR_FILLER = isa.vadd(8, 8, 8, 1)  # legal, short, and leaves sram[0 .. 4) alone
+ERROR_FILLER = isa.vadd(0, 0, 8, 1)  # legal, short, reads only the loaded data, writes sram[8]
 ERROR_AFTER = 100  # the STORE that must not run writes this many words past the data
 
 

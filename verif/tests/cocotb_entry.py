@@ -1,44 +1,76 @@
-"""Registers uvm_test classes as cocotb tests, and writes each run's result file.
+"""Runs uvm_test classes as cocotb tests, several in one simulator process, each writing its
+own result file.
 
-This is pyuvm's `@pyuvm.test()` plus a `finally`: whatever happens (a scoreboard mismatch, the
-watchdog, an X on an output, a crash in build), the run folder gets its result file and its
-coverage database before cocotb records the test's outcome.
+`uvm_cocotb_test` marks a uvm_test class runnable; `register_jobs` makes one cocotb test per
+job the launcher listed (sim.runner.run_jobs: a uvm_test, its environment, its run folder), so
+tests that share a build share the simulator's start-up. Each job runs pyuvm's `run_test` (which
+clears pyuvm's singletons) with its own environment, a fresh coverage database and profile, and
+a `finally`: whatever happens (a scoreboard mismatch, the watchdog, an X on an output, a crash
+in build), its run folder gets its result file and its coverage before cocotb records the
+test's outcome. Every test resets the chip itself (ChipTest.run_phase).
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from asyncio import CancelledError
 from pathlib import Path
+from types import ModuleType
 
 import cocotb
 from pyuvm import uvm_root
 
 from model import machine
+from sim.runner import JOBS_ENV, Job, read_jobs
 from verif.coverage import points as coverage
 from verif.env.profiling import PROFILE, cprofile_from_environment
 from verif.env.run_record import RunRecorder
 
+RUNNABLE: dict[str, tuple[type, bool]] = {}  # uvm_test classes by name, and expect_fail
+
 
 def uvm_cocotb_test(expect_fail: bool = False):
-    """Class decorator: run this uvm_test as a cocotb test named after the class.
+    """Class decorator: a uvm_test a job may run, by its class's name.
 
     A negative test says so with expect_fail=True: it passes only if the environment fails it.
     """
 
     def decorator(cls):
-        @cocotb.test(name=cls.__name__, expect_fail=expect_fail)
-        async def entry(dut) -> None:
-            await run_uvm_test(cls)
-
-        entry.__doc__ = cls.__doc__
-        module = inspect.getmodule(inspect.stack()[1].frame)
-        setattr(module, f"__{cls.__name__}", entry)
+        RUNNABLE[cls.__name__] = (cls, expect_fail)
         return cls
 
     return decorator
+
+
+def register_jobs(module: ModuleType) -> None:
+    """One cocotb test per job of the file JOBS_ENV names, in order, as attributes of
+    ``module`` (where cocotb discovers tests)."""
+    path = os.environ.get(JOBS_ENV)
+    for index, job in enumerate(read_jobs(path) if path else []):
+        if job.test not in RUNNABLE:
+            raise ValueError(f"job {job.name}: no uvm_test {job.test!r}; the runnable ones are "
+                             f"{sorted(RUNNABLE)}")
+        cls, expect_fail = RUNNABLE[job.test]
+
+        async def entry(dut, job: Job = job, cls: type = cls) -> None:
+            await run_job(job, cls)
+
+        entry.__doc__ = cls.__doc__
+        setattr(module, f"job_{index}", cocotb.test(name=job.name, expect_fail=expect_fail)(entry))
+
+
+async def run_job(job: Job, cls: type) -> None:
+    """One job: its environment while it runs, a fresh coverage database and profile."""
+    saved = dict(os.environ)
+    os.environ.update({**job.env, "TB_RUN_DIR": job.run_dir})
+    coverage.reset()
+    PROFILE.reset()
+    try:
+        await run_uvm_test(cls)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 class ReferenceRuns:
@@ -96,7 +128,7 @@ def _recorder(fallback: RunRecorder) -> RunRecorder:
 def _finish(recorder: RunRecorder, status: str, seconds: float) -> None:
     """Collect what the test did, export coverage, write the result file."""
     test = _test()
-    if test is not None and hasattr(test, "collect"):
+    if getattr(test, "cfg", None) is not None and hasattr(test, "collect"):
         test.collect(recorder)
     recorder.test = recorder.test or (type(test).__name__ if test else "?")
     recorder.extra["coverage"] = {"files": coverage.export(recorder.run_dir),

@@ -8,28 +8,35 @@ import pytest
 from model import machine
 from model.isa import ChipConfig, ErrorCode
 from sim.toolchain import SIMULATORS
-from verif.env.launch import chip_build, run_programs
+from verif.env.batching import programs_job
+from verif.env.plans import SHORT_PROGRAMS, run_length
 from verif.sequences.program_seqs import ERROR_CASES, error_image, error_programs
 
 PROGRAMS_PER_SIMULATOR = 200
 
 
+def programs_on(sim: str) -> int:
+    """200 random programs; 50 on Icarus in make test (FULL_LENGTH=1: 200)."""
+    return run_length(sim, PROGRAMS_PER_SIMULATOR, SHORT_PROGRAMS)
+
+
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=programs_job("RandomProgramsTest", programs_on))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_random_programs_match_the_reference_machine(sim, seed):
-    result = run_programs(chip_build(sim), "RandomProgramsTest", seed,
-                          PROGRAMS_PER_SIMULATOR).raise_if_failed()
-    assert result["reference_runs"] == PROGRAMS_PER_SIMULATOR + 6  # and six wide SOFTMAX rows
+def test_random_programs_match_the_reference_machine(sim, seed, sim_run):
+    result = sim_run.raise_if_failed()
+    assert result["reference_runs"] == programs_on(sim) + 6  # and six wide SOFTMAX rows
     # the wide rows' spreads: 0, 64..127 and 128..255 (random programs add the narrow ones)
     assert result["coverage"]["summary"]["decode.chip_cg.softmax_range"]["covered"] >= 3
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
+@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", lambda sim: 0))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_error_paths_stop_the_chip_with_the_documented_code(sim, seed):
-    result = run_programs(chip_build(sim), "ErrorPathsTest", seed).raise_if_failed()
+def test_error_paths_stop_the_chip_with_the_documented_code(sim, seed, sim_run):
+    result = sim_run.raise_if_failed()
     assert result["reference_runs"] == len(error_programs(ChipConfig()))
 
 

@@ -13,7 +13,6 @@ outside the pool, which must stop the chip with BAD_PAGE having written nothing.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -25,23 +24,23 @@ from model.isa import ChipConfig, Op
 from model.machine import int8_of
 from model.tiny_lm import DIM, make_model
 from sim.toolchain import SIMULATORS
+from verif.env.batching import decode_job
 from verif.env.decode_spec import DecodeSpec
-from verif.env.launch import DecodeRun, chip_build, run_decode
 from verif.env.plans import (
     BAD_PAGE_PLAN,
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     CHIP_FORK_PLAN,
+    SHORT_STEPS,
     chip_gather_spec,
+    run_length,
 )
 
 LAYOUT = Layout.for_model(make_model("structured"), ChipConfig())
 
 
-def run(sim: str, testcase: str, plan: list[DecodeSpec], seed: int) -> tuple[DecodeRun, float]:
-    started = time.perf_counter()
-    result = run_decode(chip_build(sim), testcase, plan, seed)
-    return result, time.perf_counter() - started
+def steps_on(sim: str) -> int:
+    return run_length(sim, CHAPTER_STEPS, SHORT_STEPS)
 
 
 def new_rows(step: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -57,13 +56,15 @@ def new_rows(step: dict) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job(
+    "PlanDecodeTest", lambda sim, window: [chip_gather_spec(window, steps_on(sim))]))
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_chip_gather_decodes_as_host_gather(sim, window, seed):
+def test_chip_gather_decodes_as_host_gather(sim, window, seed, sim_run):
     """The chapter's decode in chip gather: host gather's tokens, pages, programs and rows."""
-    spec = chip_gather_spec(window)
-    result = run(sim, "PlanDecodeTest", [spec], seed)[0].raise_if_failed()
-    assert result["steps_checked"] == CHAPTER_STEPS
+    spec = chip_gather_spec(window, steps_on(sim))
+    result = sim_run.raise_if_failed()
+    assert result["steps_checked"] == spec.steps
     host = decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start, window,
                   page_size=spec.page_size, n_pages=spec.n_pages)
     (chip,) = result["decodes"]
@@ -74,7 +75,7 @@ def test_chip_gather_decodes_as_host_gather(sim, window, seed):
         k_new, v_new = new_rows(step)
         assert np.array_equal(k_new, record.result.k_new), f"step {record.step}: k_new"
         assert np.array_equal(v_new, record.result.v_new), f"step {record.step}: v_new"
-    full = window or CHAPTER_STEPS
+    full = min(window or spec.steps, spec.steps)
     assert max(chip["host_words"][full:] or [0]) <= 1 + -(-full // spec.page_size) + 1
     if window is not None:  # a sliding window: reads across pages, mid-page starts, reuse
         covered = {name: point["covered"]
@@ -113,11 +114,12 @@ def host_gather_fork(parent: DecodeSpec, child: DecodeSpec) -> dict[tuple[str, i
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("ForkDecodeTest", lambda sim: CHIP_FORK_PLAN))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_chip_gather_fork_copies_the_shared_page_on_the_chip(sim, seed):
+def test_chip_gather_fork_copies_the_shared_page_on_the_chip(sim, seed, sim_run):
     """A fork after 10 steps (mid-page): the chip copies the shared page (PCOPY), both decodes'
     rows are host gather's."""
-    result = run(sim, "ForkDecodeTest", CHIP_FORK_PLAN, seed)[0].raise_if_failed()
+    result = sim_run.raise_if_failed()
     specs = [DecodeSpec(**d["spec"]) for d in result["decodes"]]
     assert [s.name for s in specs] == ["random4-fork-chip", "random4-fork-chip-fork"]
     assert result["steps_checked"] == 2 * 20 - 10
@@ -134,12 +136,13 @@ def test_chip_gather_fork_copies_the_shared_page_on_the_chip(sim, seed):
 
 @pytest.mark.sim
 @pytest.mark.timeout(600)
+@pytest.mark.sim_job(launch=decode_job("BadPageDecodeTest", lambda sim: BAD_PAGE_PLAN))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_a_page_outside_the_pool_stops_the_chip_with_bad_page(sim, seed):
+def test_a_page_outside_the_pool_stops_the_chip_with_bad_page(sim, seed, sim_run):
     """Step 10's block table names page n_pages: the chip stops there with BAD_PAGE at its first
     PLOAD, exactly as the reference machine does (the scoreboard compares every write), having
     run nothing after it; the steps before it are exact."""
-    result = run(sim, "BadPageDecodeTest", BAD_PAGE_PLAN, seed)[0].raise_if_failed()
+    result = sim_run.raise_if_failed()
     (spec,) = BAD_PAGE_PLAN
     assert result["steps_checked"] == spec.bad_table_at  # the stopped step is compared too
     last = result["steps"][-1]["counters"]

@@ -1,19 +1,22 @@
 """Decodes of the tiny model on the RTL, in the pyuvm environment, on Icarus and Verilator.
 
-Each (simulator, window) pair is its own pytest test, so pytest-xdist spreads them; each run has
-its own folder (out/runs/<sim>/<node>/seed<seed>) holding sim.log, result.json, the coverage
-database and, with WAVES=1, the waveform. The checks run inside the simulation, once each: the
-scoreboard compares every step with its one prediction, the test's check_phase checks every
-decode as a whole (verif/scoreboard/decode_checks.py). Here pytest reads the run's verdict and what
-only this test promises (how many steps, the forced tokens, the copy-on-write). The negative tests
-build deliberately broken copies of the RTL (Icarus only: one build each, a few steps) and
-check that the environment fails them with the documented exception and a clear report.
+Each (simulator, window) pair is its own pytest test, with its own run folder
+(out/runs/<sim>/<node>/seed<seed>: result.json, the coverage database; the first test of a
+simulator process also sim.log and, with WAVES=1, the waveform): the tests of one file and
+simulator share one simulator process (verif/env/batching.py). On Icarus `make test` runs the
+decodes for 16 steps instead of 32 (32 with FULL_LENGTH=1, as SUITE=full sets; `make run` runs the
+chapter's decodes at 32). The checks
+run inside the simulation, once each: the scoreboard compares every step with its one prediction,
+the test's check_phase checks every decode as a whole (verif/scoreboard/decode_checks.py). Here
+pytest reads the run's verdict and what only this test promises (how many steps, the forced tokens,
+the copy-on-write). The negative tests build deliberately broken copies of the RTL (Icarus only: one
+build each, a few steps) and check that the environment fails them with the documented exception and
+a clear report.
 """
 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -22,18 +25,22 @@ from model.host import decode as host_decode
 from model.step_rule import pages_held
 from model.tiny_lm import make_model
 from sim.toolchain import SIMULATORS
+from verif.env.batching import decode_job
 from verif.env.decode_spec import DecodeSpec
-from verif.env.launch import DecodeRun, chip_build, run_decode
+from verif.env.launch import chip_build, run_decode
 from verif.env.plans import (
+    CHAPTER_FLOW,
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     FORK_PLAN,
     PAGE_SIZES,
     RANDOM_PLAN,
     SHORT_PLAN,
+    SHORT_STEPS,
     TABLE_STEPS,
     chapter_spec,
     page_size_spec,
+    run_length,
     sinks_spec,
 )
 from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
@@ -46,106 +53,107 @@ def reference_decode(spec: DecodeSpec) -> Decode:
                        sinks=spec.sinks, gather=spec.gather)
 
 
-def decode(sim: str, testcase: str, plan: list[DecodeSpec], seed: int,
-           sources=None) -> tuple[DecodeRun, float]:
-    started = time.perf_counter()
-    run = run_decode(chip_build(sim, sources), testcase, plan, seed)
-    return run, time.perf_counter() - started
+def steps_on(sim: str, flow: str = "") -> int:
+    return run_length(sim, CHAPTER_STEPS, SHORT_STEPS, flow)
 
 
-def print_timing(sim: str, what: str, seconds: float, result: dict) -> None:
+def print_timing(sim: str, what: str, result: dict) -> None:
     timing = result.get("timing", {})
     steps = max(result["steps_checked"], 1)
-    print(f"\n[{sim}] {what}: {seconds:.1f} s wall, {result['steps_checked']} steps, "
+    print(f"\n[{sim}] {what}: {result['steps_checked']} steps, "
           f"{1000 * timing.get('decode_s', 0) / steps:.1f} ms/step in the simulator process, "
           f"Python {timing.get('python_total_s', 0):.2f} s")
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest",
+                              lambda sim, window: [chapter_spec(window,
+                                                                steps_on(sim, CHAPTER_FLOW))]))
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_chapter_decode(sim, window, seed):
-    """32 steps of the structured model: the rule holds, every step matches, cycles go flat, and
-    the chapter's table (tokens, pages after each step, cycles per step) is the reference
-    host's on the reference machine (model.host.decode), step for step."""
-    spec = chapter_spec(window)
-    run, seconds = decode(sim, "PlanDecodeTest", [spec], seed)
-    result = run.raise_if_failed()
-    assert result["steps_checked"] == CHAPTER_STEPS
-    assert result["reference_runs"] == CHAPTER_STEPS, "one prediction per chip run, no other"
+def test_chapter_decode(sim, window, seed, sim_run):
+    """The structured model (32 steps; 16 on Icarus in make test): the rule holds, every step
+    matches, cycles go flat, and the chapter's table (tokens, pages after each step, cycles per
+    step) is the reference host's on the reference machine (model.host.decode), step for
+    step."""
+    spec = chapter_spec(window, steps_on(sim, CHAPTER_FLOW))
+    result = sim_run.raise_if_failed()
+    assert result["steps_checked"] == spec.steps
+    assert result["reference_runs"] == spec.steps, "one prediction per chip run, no other"
     totals = [step["counters"]["total"] for step in result["steps"]]
     host = reference_decode(spec)
     (chip,) = result["decodes"]
     assert chip["tokens"] == host.tokens
-    assert chip["pages_after"] == [host.pages_after(s) for s in range(1, CHAPTER_STEPS + 1)]
+    assert chip["pages_after"] == [host.pages_after(s) for s in range(1, spec.steps + 1)]
     assert chip["programs_compiled"] == host.programs_compiled
     assert totals == [record.cycles[0] for record in host.records]
-    print_timing(sim, spec.label(), seconds, result)
-    print("  cycles at steps " + ", ".join(f"{s}: {totals[s - 1]}" for s in TABLE_STEPS)
-          + f"; total {sum(totals)}")
+    print_timing(sim, spec.label(), result)
+    print("  cycles at steps " + ", ".join(f"{s}: {totals[s - 1]}" for s in TABLE_STEPS
+                                            if s <= spec.steps) + f"; total {sum(totals)}")
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest",
+                              lambda sim, page_size: [page_size_spec(page_size, steps_on(sim))]))
 @pytest.mark.parametrize("page_size", PAGE_SIZES, ids=lambda p: f"P{p}")
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_page_size_decode(sim, page_size, seed):
+def test_page_size_decode(sim, page_size, seed, sim_run):
     """Exercise 1: the W = 8 decode with pages of 1 to 16 rows; the same tokens and cycles as
     the chapter's decode with pages of 4 (a page size changes only the pages held)."""
-    spec = page_size_spec(page_size)
-    run, seconds = decode(sim, "PlanDecodeTest", [spec], seed)
-    result = run.raise_if_failed()
-    assert result["steps_checked"] == CHAPTER_STEPS
-    chapter = reference_decode(chapter_spec(spec.window))
+    spec = page_size_spec(page_size, steps_on(sim))
+    result = sim_run.raise_if_failed()
+    assert result["steps_checked"] == spec.steps
+    chapter = reference_decode(chapter_spec(spec.window, spec.steps))
     (chip,) = result["decodes"]
     assert chip["tokens"] == chapter.tokens
     assert [step["counters"]["total"] for step in result["steps"]] == [
         record.cycles[0] for record in chapter.records]
     assert chip["pages_after"] == [pages_held(s, spec.window, page_size)
-                                   for s in range(1, CHAPTER_STEPS + 1)]
-    print_timing(sim, spec.label(), seconds, result)
+                                   for s in range(1, spec.steps + 1)]
+    print_timing(sim, spec.label(), result)
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest", lambda sim: [sinks_spec(steps_on(sim))]))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_sinks_decode(sim, seed):
+def test_sinks_decode(sim, seed, sim_run):
     """Exercise 3: W = 8 keeping 2 sink rows; the rule holds, pages exact, cycles flat."""
-    spec = sinks_spec()
-    run, seconds = decode(sim, "PlanDecodeTest", [spec], seed)
-    result = run.raise_if_failed()
-    assert result["steps_checked"] == CHAPTER_STEPS
+    spec = sinks_spec(steps_on(sim))
+    result = sim_run.raise_if_failed()
+    assert result["steps_checked"] == spec.steps
     ranges = result["coverage"]["summary"]["decode.page_cg.gather_ranges"]
     assert ranges["covered"] == 2, "no gather read the sinks apart from the recent rows"
-    print_timing(sim, spec.label(), seconds, result)
+    print_timing(sim, spec.label(), result)
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest", lambda sim: RANDOM_PLAN))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_random_model_decodes(sim, seed):
+def test_random_model_decodes(sim, seed, sim_run):
     """Random models, teacher-forced, with (W, P) = (6, 2) and (3, 1), then a greedy one."""
-    run, seconds = decode(sim, "PlanDecodeTest", RANDOM_PLAN, seed)
-    result = run.raise_if_failed()
+    result = sim_run.raise_if_failed()
     assert result["steps_checked"] == sum(spec.steps for spec in RANDOM_PLAN)
     forced = result["decodes"][0]
     assert forced["spec"]["force"] is not None, "the seed did not draw the forced tokens"
-    print_timing(sim, "random-model decodes", seconds, result)
+    print_timing(sim, "random-model decodes", result)
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=decode_job("ForkDecodeTest", lambda sim: FORK_PLAN))
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_fork_decode(sim, seed):
+def test_fork_decode(sim, seed, sim_run):
     """A request forks after 10 steps (mid-page): copy-on-write, both checked to the end."""
-    run, seconds = decode(sim, "ForkDecodeTest", FORK_PLAN, seed)
-    result = run.raise_if_failed()
+    result = sim_run.raise_if_failed()
     assert [d["spec"]["name"] for d in result["decodes"]] == ["random4-fork", "random4-fork-fork"]
     assert result["steps_checked"] == result["reference_runs"] == 2 * 20 - 10
     page_cg = result["coverage"]["summary"]["decode.page_cg.cow_copy"]
     assert page_cg["covered"] == 1, "the fork never copied a shared page"
-    print_timing(sim, "fork decode", seconds, result)
+    print_timing(sim, "fork decode", result)
 
 
 # ---- negative tests: broken copies of the RTL -----------------------------------------------
@@ -154,7 +162,7 @@ def test_fork_decode(sim, seed):
 def broken_run(mutant_name: str, tmp_path, seed: int) -> dict:
     """Run the negative test on a broken copy; the cocotb test must pass (expect_fail)."""
     sources = make_broken_chip(RTL_MUTANTS[mutant_name], tmp_path)
-    run, _ = decode("icarus", "BrokenChipTest", SHORT_PLAN, seed, sources)
+    run = run_decode(chip_build("icarus", sources), "BrokenChipTest", SHORT_PLAN, seed)
     assert run.error is None, f"the broken chip was not caught:\n{run.error}"
     assert run.result is not None and run.result["status"] == "failed", run.result
     return run.result

@@ -11,7 +11,7 @@ from model.tiny_lm import make_model
 from sim.toolchain import SIMULATORS
 from verif.env import run_record
 from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import PAGE_SIZES, page_size_spec, sinks_spec
+from verif.env.plans import CHAPTER_STEPS, PAGE_SIZES, SHORT_STEPS, page_size_spec, sinks_spec
 from verif.env.run_record import RESULT_FILE
 from verif.report import example_b, exercise_decodes, exercises
 from verif.report import output as _common
@@ -59,9 +59,12 @@ def fake_run(runs: Path, sim: str, spec: DecodeSpec) -> None:
 
 
 def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch):
+    """Icarus ran the short versions (as in make test and make run): the table is the full
+    run's, and the simulators agree on the steps both ran."""
     monkeypatch.setattr(run_record, "RUNS_ROOT", tmp_path)
     for sim in SIMULATORS:
-        for spec in [*(page_size_spec(p) for p in PAGE_SIZES), sinks_spec()]:
+        steps = CHAPTER_STEPS if sim == "verilator" else SHORT_STEPS
+        for spec in [*(page_size_spec(p, steps) for p in PAGE_SIZES), sinks_spec(steps)]:
             fake_run(tmp_path, sim, spec)
     table = exercise_decodes.page_sizes_table()
     rows = {r["page_size"]: r for r in table["rows"]}
@@ -75,6 +78,16 @@ def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch
     sinks = exercise_decodes.sinks_rtl_rows()
     assert all(r["ran"] and r["rule_ok"] and r["pages_exact"] and r["flat_cycles"]
                for r in sinks)
+
+
+def test_simulators_that_differ_in_a_step_both_ran_disagree():
+    steps = [{"counters": {"total": 10}, "outputs": [1]}, {"counters": {"total": 12},
+                                                           "outputs": [2]}]
+    full = {"steps": steps}
+    assert exercise_decodes.simulators_agree([{"steps": steps[:1]}, full])
+    other = {"steps": [steps[0], {"counters": {"total": 13}, "outputs": [2]}]}
+    assert not exercise_decodes.simulators_agree([other, full])
+    assert not exercise_decodes.simulators_agree([full]), "one simulator is not agreement"
 
 
 def test_a_missing_rtl_run_is_a_problem_not_a_row(tmp_path, monkeypatch, capsys):

@@ -2,10 +2,9 @@
 
 The pure-Python tests check the pieces (shard parsing, the balanced split, JUnit addresses, the
 merge of shard folders, the refusal of bad input). The two simulation tests run real
-regressions in subprocesses and compare them with the xdist run of the same suite: the smoke
-suite on a local Dask cluster of two workers, and the small `selftest` suite (four pure-Python
-tests and one short simulation; the smoke suite would take three times its length as three
-shards) as three shards plus the merge.
+regressions in subprocesses and compare them with the xdist run of the same suite, the `tiny`
+suite (two pure-Python tests, a block test, a decode and the error paths, all on Verilator):
+on a local Dask cluster of two workers, and as three shards plus the merge.
 
 The nested regressions write their JUnit files and reports under tmp_path (`--out`), and use
 their own RANDOM_SEED, so their run folders (named after node ids, which end in the seed) never
@@ -148,13 +147,13 @@ def functional(report: Path) -> str:
 
 @pytest.mark.sim
 @pytest.mark.timeout(1200)
-def test_dask_runs_the_smoke_suite_like_xdist(tmp_path):
+def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
     seed = 4201
-    regression(tmp_path / "xdist", seed, "--suite", "smoke", "--jobs", "2")
-    done = regression(tmp_path / "dask", seed, "--suite", "smoke", "--jobs", "2",
+    regression(tmp_path / "xdist", seed, "--suite", "tiny", "--jobs", "2")
+    done = regression(tmp_path / "dask", seed, "--suite", "tiny", "--jobs", "2",
                       "--executor", "dask")
     assert "Dask: 5 tests on 2 workers of tcp://127.0.0.1:" in done.stdout, done.stdout
-    xdist, dask = (outcomes(tmp_path / run / "junit" / "smoke.xml") for run in ("xdist", "dask"))
+    xdist, dask = (outcomes(tmp_path / run / "junit" / "tiny.xml") for run in ("xdist", "dask"))
     assert len(dask) == 5 and dask == xdist
     report = tmp_path / "dask" / "coverage.md"
     assert functional(report) == functional(tmp_path / "xdist" / "coverage.md")
@@ -167,14 +166,14 @@ def test_dask_runs_the_smoke_suite_like_xdist(tmp_path):
 def test_three_shards_merge_into_the_unsharded_run(tmp_path):
     seed = 4301
     single, sharded = tmp_path / "single", tmp_path / "sharded"
-    regression(single, seed, "--suite", "selftest", "--jobs", "1")
+    regression(single, seed, "--suite", "tiny", "--jobs", "1")
     for i in (1, 2, 3):
-        regression(sharded, seed, "--suite", "selftest", "--jobs", "1", "--shard", f"{i}/3")
-    manifests = [Manifest.read(Shard(i, 3).folder(sharded, "selftest")) for i in (1, 2, 3)]
+        regression(sharded, seed, "--suite", "tiny", "--jobs", "1", "--shard", f"{i}/3")
+    manifests = [Manifest.read(Shard(i, 3).folder(sharded, "tiny")) for i in (1, 2, 3)]
     assert all(m.nodes for m in manifests) and len({m.suite_digest for m in manifests}) == 1
-    assert json.loads((Shard(1, 3).folder(sharded, "selftest") / "shard.json").read_text())["runs"]
-    done = regression(sharded, seed, "--merge", "--suite", "selftest", "--shards", "3")
+    assert json.loads((Shard(1, 3).folder(sharded, "tiny") / "shard.json").read_text())["runs"]
+    done = regression(sharded, seed, "--merge", "--suite", "tiny", "--shards", "3")
     assert "3 shards merged" in done.stdout, done.stdout
-    merged = outcomes(sharded / "junit" / "selftest.xml")
-    assert len(merged) == 5 and merged == outcomes(single / "junit" / "selftest.xml")
+    merged = outcomes(sharded / "junit" / "tiny.xml")
+    assert len(merged) == 5 and merged == outcomes(single / "junit" / "tiny.xml")
     assert functional(sharded / "coverage.md") == functional(single / "coverage.md")

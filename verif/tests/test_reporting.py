@@ -179,7 +179,7 @@ def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(mon
         cycles = {1: 4000, 2: 3000, 4: 2600, 8: 2500}[batch] * (1.05 if gather == "chip" else 1)
         measured = {"gather": gather, "chip_cycles": int(cycles), "dma_cycles": 100,
                     "host_words": 10, "tokens_per_kilocycle": round(1000 / cycles, 4),
-                    "generated": {"r0": [1, 2]}}
+                    "generated": {"r0": [1, 2]}, "spec": {"n_requests": 24}}
         return {"serving": {key: 0 for _, key in serving_report.COLUMNS} | measured}
 
     runs = {(sim, serving_spec(b, g).name): serving(g, b) for sim in ("icarus", "verilator")
@@ -194,3 +194,9 @@ def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(mon
     assert "batching gain at B = 8 (host gather): 1.6x" in text
     last = table["ceiling"][-1]
     assert f"context  8: B = 8 {last['gain_b8']}x, limit {last['limit']}x" in text
+    b8 = ("icarus", serving_spec(8, "chip").name)
+    runs[b8] = {"serving": runs[b8]["serving"] | {"spec": {"n_requests": 12}}}
+    assert serving_report.serving_table()["b8_simulators_agree"] is None, "not comparable"
+    runs[b8] = {"serving": runs[b8]["serving"] | {"spec": {"n_requests": 24},
+                                                   "chip_cycles": 1}}
+    assert serving_report.serving_table()["b8_simulators_agree"] is False

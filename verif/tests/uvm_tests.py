@@ -11,6 +11,7 @@ scoreboard as it ends; every decode is checked as a whole once, here in check_ph
 from __future__ import annotations
 
 import random
+import sys
 import time
 from dataclasses import replace
 
@@ -30,7 +31,7 @@ from verif.sequences.decode_seq import DecodeSeq
 from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq
 from verif.sequences.program_seqs import ProgramsSeq, error_programs, random_programs
 from verif.sequences.serving_vseq import ServingVseq
-from verif.tests.cocotb_entry import uvm_cocotb_test
+from verif.tests.cocotb_entry import register_jobs, uvm_cocotb_test
 
 
 class DecodeCheckFailed(AssertionError):
@@ -58,7 +59,7 @@ class ChipTest(uvm_test):
     @recording_failures
     async def run_phase(self) -> None:
         self.raise_objection()
-        await self.cfg.bfm.reset()
+        await self.cfg.bfm.power_up()
         started = time.perf_counter()
         await self.run_sequences()
         self.cfg.recorder.extra["timing"] = {"decode_s": round(time.perf_counter() - started, 4)}
@@ -232,3 +233,6 @@ class ErrorPathsTest(ChipTest):
     async def run_sequences(self) -> None:
         await ProgramsSeq("error_paths", self.env.chip_sequencer,
                           error_programs(self.cfg.chip)).start()
+
+
+register_jobs(sys.modules[__name__])  # the jobs of this simulator process (sim.runner.run_jobs)

@@ -279,8 +279,12 @@ def run_test(
     test_dir: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
     plusargs: Sequence[str] = (),
+    rerun: bool = True,
 ) -> TestRun:
-    """Run cocotb tests against a build; raise SimulationFailed unless all of them pass."""
+    """Run cocotb tests against a build; raise SimulationFailed unless all of them pass.
+
+    The failure message ends with the running pytest test's re-run command, unless ``rerun``
+    is False (the jobs of a shared process each carry their own)."""
     toolchain.prepare(b.sim)
     test_dir = Path(test_dir) if test_dir else default_test_dir(b, seed)
     test_dir.mkdir(parents=True, exist_ok=True)
@@ -322,7 +326,7 @@ def run_test(
                   coverage_file=coverage_path if b.coverage else None)
     _read_results(run)
     if sim_error is not None or run.failed or not run.passed:
-        raise SimulationFailed(_failure_message(b, run, test_module, sim_error))
+        raise SimulationFailed(_failure_message(b, run, test_module, sim_error, rerun))
     return run
 
 
@@ -336,7 +340,7 @@ def run_jobs(b: Build, test_module: str, jobs: Sequence[Job], seed: int,
     listing = test_dir / JOBS_FILE
     listing.write_text(json.dumps([asdict(job) for job in jobs], indent=1))
     return run_test(b, test_module, seed=seed, test_dir=test_dir,
-                    extra_env={JOBS_ENV: str(listing)}, plusargs=plusargs)
+                    extra_env={JOBS_ENV: str(listing)}, plusargs=plusargs, rerun=False)
 
 
 def read_jobs(path: str | Path) -> list[Job]:
@@ -365,7 +369,7 @@ def _read_results(run: TestRun) -> None:
         (run.failed if bad else run.passed).append(name)
 
 
-def _failure_message(b: Build, run: TestRun, module: str, sim_error) -> str:
+def _failure_message(b: Build, run: TestRun, module: str, sim_error, rerun: bool) -> str:
     if not run.results_xml.exists():
         what = f"the simulator stopped without writing results ({sim_error!r})"
     elif not run.passed and not run.failed:
@@ -377,7 +381,7 @@ def _failure_message(b: Build, run: TestRun, module: str, sim_error) -> str:
         f"  seed: {run.seed}",
         f"  log:  {run.test_dir / 'sim.log'}",
         f"  waves: {run.waves_file or 'not recorded'}",
-        f"  re-run with waves: {rerun_command(run.seed)}",
+        *([f"  re-run with waves: {rerun_command(run.seed)}"] if rerun else []),
     ]
     return "\n".join(lines)
 

@@ -68,23 +68,31 @@ def waves_path(b: Build, run_dir: Path) -> str:
 
 @dataclass
 class DecodeRun:
-    """One job's run of a uvm test: its folder, result file and failure, if any."""
+    """One job's run of a uvm test: its folder, its result file, and the error of the simulator
+    process it ran in (None when that process finished every job and passed)."""
 
     run_dir: Path
     result: dict | None
     error: SimulationFailed | None
+    rerun: str = ""  # this job's own re-run command (with waves)
+
+    @property
+    def passed(self) -> bool:
+        return self.result is not None and self.result.get("status") == "passed"
 
     @property
     def failure(self) -> str:
-        """The environment's own report (the result file), else the runner's message."""
-        if self.result and self.result.get("failure"):
-            return self.result["failure"]
-        return str(self.error or "")
+        """The environment's own report (the result file), else why there is none."""
+        if self.result is not None:
+            return self.result.get("failure") or f"status {self.result.get('status')}"
+        return (f"the simulator process ended before this test wrote its result (it crashed "
+                f"or was stopped while running this test, alone):\n{self.error}\n"
+                f"  re-run this test with waves: {self.rerun}")
 
     def raise_if_failed(self) -> dict:
-        """The result, or SimulationFailed with the runner's re-run lines and the report."""
-        if self.error is not None or self.result is None or self.result["status"] != "passed":
-            raise SimulationFailed(f"{self.error or 'no result file'}\n{self.failure}")
+        """The result, or SimulationFailed with this test's own report."""
+        if not self.passed:
+            raise SimulationFailed(self.failure)
         return self.result
 
 
@@ -160,8 +168,7 @@ def _run_process(b: Build, jobs: list[Job], seed: int,
 def _read(launch: Launch, error: SimulationFailed | None) -> DecodeRun:
     run_dir = Path(launch.job.run_dir)
     result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None
-    return DecodeRun(run_dir, result, error if result is None or
-                     result.get("status") != "passed" else None)
+    return DecodeRun(run_dir, result, error, launch.job.env["TB_RERUN"])
 
 
 def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,

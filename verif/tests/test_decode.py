@@ -163,7 +163,7 @@ def broken_run(mutant_name: str, tmp_path, seed: int) -> dict:
     """Run the negative test on a broken copy; the cocotb test must pass (expect_fail)."""
     sources = make_broken_chip(RTL_MUTANTS[mutant_name], tmp_path)
     run = run_decode(chip_build("icarus", sources), "BrokenChipTest", SHORT_PLAN, seed)
-    assert run.error is None, f"the broken chip was not caught:\n{run.error}"
+    assert run.error is None, f"the broken chip was not caught:\n{run.failure}"
     assert run.result is not None and run.result["status"] == "failed", run.result
     return run.result
 

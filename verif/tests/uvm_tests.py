@@ -10,6 +10,7 @@ scoreboard as it ends; every decode is checked as a whole once, here in check_ph
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -32,6 +33,8 @@ from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq
 from verif.sequences.program_seqs import ProgramsSeq, error_programs, random_programs
 from verif.sequences.serving_vseq import ServingVseq
 from verif.tests.cocotb_entry import register_jobs, uvm_cocotb_test
+
+CRASH_EXIT_STATUS = 3  # ProcessCrashTest's
 
 
 class DecodeCheckFailed(AssertionError):
@@ -233,6 +236,15 @@ class ErrorPathsTest(ChipTest):
     async def run_sequences(self) -> None:
         await ProgramsSeq("error_paths", self.env.chip_sequencer,
                           error_programs(self.cfg.chip)).start()
+
+
+@uvm_cocotb_test()
+class ProcessCrashTest(ChipTest):
+    """Ends the simulator process in the middle of a test, as a crashing simulator would (the
+    batching test's culprit: the tests after it in the process must be re-run alone)."""
+
+    async def run_sequences(self) -> None:
+        os._exit(CRASH_EXIT_STATUS)
 
 
 register_jobs(sys.modules[__name__])  # the jobs of this simulator process (sim.runner.run_jobs)

@@ -1,6 +1,8 @@
 """`make bench`: the benchmarks, each printing ratios measured in one run (verif.bench).
 
-    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling]   (default: all)
+    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [-- OPTIONS]
+
+Default: all of them. OPTIONS go to the testbench benchmark (``-- --sim verilator``).
 """
 
 import sys
@@ -10,13 +12,22 @@ from verif.bench import chip, gather, paged, scaling, testbench
 BENCHMARKS = {"paged": paged.main, "chip": chip.main, "testbench": testbench.main,
               "gather": gather.main, "scaling": scaling.main}
 
-if __name__ == "__main__":
-    names = sys.argv[1:] or list(BENCHMARKS)
+
+def main(argv: list[str]) -> int:
+    names, options = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv \
+        else (argv, [])
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
-        sys.exit(f"unknown benchmark {unknown}; choose from {', '.join(BENCHMARKS)}")
-    for name in names:
+        print(f"unknown benchmark {unknown}; choose from {', '.join(BENCHMARKS)}",
+              file=sys.stderr)
+        return 2
+    for name in names or list(BENCHMARKS):
         print(f"\n==== bench {name}", flush=True)
-        status = BENCHMARKS[name]()
+        status = testbench.main(options) if name == "testbench" else BENCHMARKS[name]()
         if status:
-            sys.exit(status)
+            return status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,22 +1,21 @@
 """Benchmark: the pyuvm decode environment against the plain-Verilog replay testbench.
 
 For each simulator, the chapter's three decodes (structured model, 32 steps, W = None, 8, 4:
-96 steps) run once in the cocotb/pyuvm environment (every step driven, observed, predicted,
-compared, covered), and the same 96 programs and memory images run in hw/tb/replay_tb.v, which
-compares memory and counters in Verilog with no Python at run time. Reported, from one run:
+96 steps) run in the cocotb/pyuvm environment (every step driven, observed, predicted, compared,
+covered) and, as the same programs and memory images, in hw/tb/replay_tb.v, which compares
+memory and counters in Verilog with no Python at run time. Reported, from one run:
 
-* wall time per decode step in each testbench, in steady state: the environment's own timer
-  around its virtual sequence, and the replay's marginal cost per record (all records minus
-  one record, so process start-up and builds cancel out of both);
-* the share of the environment's decode time spent in Python (driver, monitor, scoreboard,
-  page-table agent, coverage: timed sections that never await);
-* the ratio environment / replay per step, and for the whole process as a user sees it;
-* the part of the environment's per-step time that is the host compiling each decode's programs
-  (calibration and one program per context size, done by every DecodeSeq inside the
-  environment's timer; the replay's programs are compiled before it starts), timed here in this
-  process the way the environment does it (verif.env.decode_spec.DecodeSpec.programs: the
-  calibration comes from its cache in build/, which the environment's run has just filled), and the
-  ratio without it.
+* per step, in steady state: the environment's own timer around its virtual sequences, and the
+  replay's marginal cost per record (its 96 records minus its 32, so start-up cancels out);
+* per process, one test: the W = 8 decode alone in a simulator process of its own, against
+  the replay of its 32 records, as a user waits for each (start-up included);
+* per test in a shared process: the three decodes as three tests (jobs) of one simulator
+  process, as `make test` runs them (verif/env/batching.py), the process's wall time divided
+  by its tests, against the replay of all 96 records divided the same way;
+* the share of the environment's decode time spent in Python, by component (timed sections
+  that never await), and the part of it that is the host compiling the programs (calibration
+  and one program per context size, timed here in this process the way the environment does
+  it; the replay's programs are compiled before it starts).
 
 Run from the repository root: ``python -m scripts.bench testbench`` (about a minute; builds first);
 ``--sim verilator`` (or ``icarus``) measures one simulator only. Writes ``out/bench_tb.json``
@@ -37,25 +36,29 @@ from model.step_rule import context_size
 from model.tiny_lm import make_model
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.env.launch import chip_build, run_decode
+from verif.env.decode_spec import DecodeSpec
+from verif.env.launch import chip_build, decode_launch, run_launches
 from verif.env.plans import CHAPTER_WINDOWS, chapter_spec
 from verif.report.output import write_json
 
 BENCH_DIR = OUT / "bench_tb"
 PLAN = [chapter_spec(window) for window in CHAPTER_WINDOWS]
+ALONE = chapter_spec(8)  # the decode of the one-test process
 
 
 @dataclass
 class Row:
-    """One simulator's measurements."""
+    """One simulator's measurements, in seconds unless named otherwise."""
 
     sim: str
     steps: int
-    env_process_s: float  # the cocotb run as a user waits for it (start-up included)
     env_step_ms: float  # steady state, the environment's own timer
-    python_share: float  # of the environment's decode time
-    replay_process_s: float
     replay_step_ms: float  # marginal cost per record
+    env_one_s: float  # one test in its own process (start-up included)
+    replay_one_s: float
+    env_shared_s: float  # per test, three tests in one process
+    replay_shared_s: float
+    python_share: float  # of the environment's decode time
     python_s: dict
     compile_step_ms: float = 0.0  # of env_step_ms: the host's program compile, per step
 
@@ -64,18 +67,27 @@ class Row:
         return self.env_step_ms / self.replay_step_ms
 
     @property
+    def ratio_one(self) -> float:
+        return self.env_one_s / self.replay_one_s
+
+    @property
+    def ratio_shared(self) -> float:
+        return self.env_shared_s / self.replay_shared_s
+
+    @property
     def ratio_step_without_compile(self) -> float:
         return (self.env_step_ms - self.compile_step_ms) / self.replay_step_ms
 
-    @property
-    def ratio_process(self) -> float:
-        return self.env_process_s / self.replay_process_s
+    def as_json(self) -> dict:
+        return {**asdict(self), "ratio_step": self.ratio_step, "ratio_one": self.ratio_one,
+                "ratio_shared": self.ratio_shared,
+                "ratio_step_without_compile": self.ratio_step_without_compile}
 
 
-def replay_records() -> list[Record]:
+def replay_records(plan: list[DecodeSpec]) -> list[Record]:
     """The plan's steps as replay records: image, output region, the machine's result."""
     cfg, records = ChipConfig(), []
-    for spec in PLAN:
+    for spec in plan:
         model = make_model(spec.model, spec.model_seed)
         run = decode(model, spec.steps, spec.start, spec.window, page_size=spec.page_size)
         for record in run.records:
@@ -86,27 +98,27 @@ def replay_records() -> list[Record]:
     return records
 
 
-def time_replay(sim: str, records: list[Record]) -> tuple[float, float]:
-    """(whole run seconds, marginal seconds per record) of the replay testbench."""
-    build_replay(sim)
-    timings = []
-    for name, subset in (("one", records[:1]), ("all", records)):
-        path = BENCH_DIR / sim / f"replay_{name}.hex"
-        write_records(path, subset)
-        result = run_replay(sim, path)
-        if not result.passed:
-            raise SystemExit(f"{sim} replay failed: {result.summary}")
-        timings.append(result.seconds)
-    return timings[1], (timings[1] - timings[0]) / (len(records) - 1)
+def time_replay(sim: str, name: str, records: list[Record]) -> float:
+    """Seconds of one replay process over ``records``."""
+    path = BENCH_DIR / sim / f"replay_{name}.hex"
+    write_records(path, records)
+    result = run_replay(sim, path)
+    if not result.passed:
+        raise SystemExit(f"{sim} replay failed: {result.summary}")
+    return result.seconds
 
 
-def time_environment(sim: str) -> tuple[float, dict]:
-    """(whole run seconds, result file) of the pyuvm environment on the plan."""
+def time_environment(sim: str, plan: list[DecodeSpec], name: str) -> tuple[float, list[dict]]:
+    """(process seconds, result files) of the environment with each decode a test (job) of
+    one simulator process."""
     build = chip_build(sim)
+    launches = [decode_launch(build, "PlanDecodeTest", [spec], seed=1,
+                              run_dir=BENCH_DIR / sim / name / spec.name, node=spec.name)
+                for spec in plan]
     started = time.perf_counter()
-    run = run_decode(build, "PlanDecodeTest", PLAN, seed=1, run_dir=BENCH_DIR / sim / "env")
+    runs = run_launches(launches)
     seconds = time.perf_counter() - started
-    return seconds, run.raise_if_failed()
+    return seconds, [run.raise_if_failed() for run in runs]
 
 
 def compile_seconds() -> float:
@@ -119,29 +131,42 @@ def compile_seconds() -> float:
     return time.perf_counter() - started
 
 
-def measure(sim: str, records: list[Record]) -> Row:
-    env_s, result = time_environment(sim)
-    replay_s, replay_step = time_replay(sim, records)
-    timing = result["timing"]
-    steps = result["steps_checked"]
-    return Row(sim, steps, env_s, 1000 * timing["decode_s"] / steps,
-               timing["python_total_s"] / timing["decode_s"], replay_s, 1000 * replay_step,
-               timing["python_s"], 1000 * compile_seconds() / steps)
+def measure(sim: str, records: list[Record], alone: list[Record]) -> Row:
+    build_replay(sim)
+    chip_build(sim)
+    env_one, _ = time_environment(sim, [ALONE], "one")
+    env_shared, results = time_environment(sim, PLAN, "shared")
+    replay_one = time_replay(sim, "one", alone)
+    replay_all = time_replay(sim, "all", records)
+    steps = sum(r["steps_checked"] for r in results)
+    decode_s = sum(r["timing"]["decode_s"] for r in results)
+    python_s: dict[str, float] = {}
+    for result in results:
+        for part, seconds in result["timing"]["python_s"].items():
+            python_s[part] = round(python_s.get(part, 0.0) + seconds, 4)
+    replay_step = (replay_all - replay_one) / (len(records) - len(alone))
+    return Row(sim, steps, 1000 * decode_s / steps, 1000 * replay_step, env_one, replay_one,
+               env_shared / len(PLAN), replay_all / len(PLAN),
+               sum(r["timing"]["python_total_s"] for r in results) / decode_s, python_s,
+               1000 * compile_seconds() / steps)
 
 
 def print_table(rows: list[Row]) -> None:
-    print(f"\n{'simulator':<10} {'steps':>5} {'env ms/step':>12} {'Python share':>13} "
-          f"{'replay ms/step':>15} {'ratio/step':>11} {'env run s':>10} {'replay run s':>13} "
-          f"{'ratio/run':>10} {'compile ms/step':>16} {'ratio w/o compile':>18}")
+    print(f"\n{'':10} {'per step (ms)':^30} {'one test, own process (s)':^30} "
+          f"{'per test, shared process (s)':^30}")
+    print(f"{'simulator':<10} {'env':>8} {'replay':>8} {'ratio':>12} {'env':>8} {'replay':>8} "
+          f"{'ratio':>12} {'env':>8} {'replay':>8} {'ratio':>12}")
     for r in rows:
-        print(f"{r.sim:<10} {r.steps:>5} {r.env_step_ms:>12.2f} {100 * r.python_share:>12.1f}% "
-              f"{r.replay_step_ms:>15.2f} {r.ratio_step:>11.2f} {r.env_process_s:>10.2f} "
-              f"{r.replay_process_s:>13.2f} {r.ratio_process:>10.2f} {r.compile_step_ms:>16.2f} "
-              f"{r.ratio_step_without_compile:>18.2f}")
-    print("\nPython time by component (seconds over the whole decode):")
+        print(f"{r.sim:<10} {r.env_step_ms:>8.2f} {r.replay_step_ms:>8.2f} {r.ratio_step:>11.2f}x "
+              f"{r.env_one_s:>8.2f} {r.replay_one_s:>8.2f} {r.ratio_one:>11.2f}x "
+              f"{r.env_shared_s:>8.2f} {r.replay_shared_s:>8.2f} {r.ratio_shared:>11.2f}x")
+    print("\nPython in the environment's decode time, and per step the host's program compile:")
     for r in rows:
-        parts = ", ".join(f"{name} {seconds:.3f}" for name, seconds in r.python_s.items())
-        print(f"  {r.sim:<10} {parts}")
+        parts = ", ".join(f"{name} {1000 * seconds / r.steps:.2f}"
+                          for name, seconds in r.python_s.items())
+        print(f"  {r.sim:<10} {100 * r.python_share:.1f}% (ms per step: {parts}); compile "
+              f"{r.compile_step_ms:.2f} ms/step, ratio per step without it "
+              f"{r.ratio_step_without_compile:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,13 +175,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure only this simulator (repeatable; default: all)")
     args = parser.parse_args(argv)
     sims = args.sim or list(SIMULATORS)
-    records = replay_records()
-    rows = [measure(sim, records) for sim in sims]
+    records, alone = replay_records(PLAN), replay_records([ALONE])
+    rows = [measure(sim, records, alone) for sim in sims]
     print_table(rows)
     name = "bench_tb.json" if args.sim is None else f"bench_tb_{'_'.join(sims)}.json"
-    path = write_json(name, [{**asdict(r), "ratio_step": r.ratio_step,
-                                         "ratio_step_without_compile":
-                                             r.ratio_step_without_compile,
-                                         "ratio_process": r.ratio_process} for r in rows])
+    path = write_json(name, [row.as_json() for row in rows])
     print(f"\nwrote {path}")
     return 0

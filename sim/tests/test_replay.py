@@ -10,10 +10,11 @@ import pytest
 from model import isa, machine, randprog
 from model.isa import N_OPCODES
 from model.paths import RUNS_ROOT
+from sim.lengths import run_length
 from sim.replay import Record, parse_output, run_replay, write_records
 from sim.toolchain import SIMULATORS
 
-RECORDED_PROGRAMS = 60
+RECORDED_PROGRAMS = 60  # 20 on Icarus in make test (sim.lengths)
 
 
 def random_records(count: int) -> list[Record]:
@@ -36,7 +37,7 @@ def error_record() -> Record:
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_replayed_programs_match_the_reference_machine(sim):
     path = RUNS_ROOT / sim / "replay" / "records.hex"
-    records = [*random_records(RECORDED_PROGRAMS), error_record()]
+    records = [*random_records(run_length(sim, RECORDED_PROGRAMS, 20)), error_record()]
     count = write_records(path, records)
     result = run_replay(sim, path)
     assert result.passed, result.output[-2000:]

@@ -7,7 +7,6 @@ attention sinks); the random-model plan, the fork plan and the short plan of the
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 from verif.env.decode_spec import DecodeSpec
@@ -17,26 +16,15 @@ CHAPTER_STEPS = 32
 CHAPTER_WINDOWS = (None, 8, 4)
 TABLE_STEPS = (1, 4, 8, 9, 12, 16, 24, 32)  # the chapter's cycle table
 
-# `make test` runs every flow on both simulators, but a long flow runs a shorter version of the
-# same check on Icarus (about 25 times slower than Verilator). FULL_LENGTH=1 (`make regress
-# SUITE=full`) runs every flow at full length everywhere; FULL_LENGTH=chapter (`make run`) the
-# chapter's own decodes only, the flows beyond the chapter keeping their Icarus versions.
-FULL_LENGTH_ENV = "FULL_LENGTH"
-CHAPTER_FLOW = "chapter"
-SHORT_STEPS = 16  # past every chapter window (8) with pages beyond it reused: non-contiguous tables
-SHORT_PROGRAMS = 50  # random programs on Icarus (200 at full length)
-SHORT_REQUESTS = 12  # serving requests on Icarus (24): still preempts, hits and evicts
+SHORT_STEPS = 12  # decodes on Icarus: past the chapter's windows, trimming, cycles flat
+CHIP_GATHER_SHORT_STEPS = 16  # chip gather on Icarus: a freed page reused and read back
+SHORT_PROGRAMS = 25  # random programs on Icarus (200 at full length)
+SHORT_REQUESTS = 8  # serving requests on Icarus (24): still preempts, hits and evicts
 
 
-def full_length(flow: str = "") -> bool:
-    """Whether FULL_LENGTH asks for this flow at full length on every simulator."""
-    value = os.environ.get(FULL_LENGTH_ENV, "")
-    return value == "1" or (bool(flow) and value == flow)
-
-
-def run_length(sim: str, full: int, short: int, flow: str = "") -> int:
-    """A flow's length on ``sim``: full on Verilator and when FULL_LENGTH asks, else short."""
-    return full if sim == "verilator" or full_length(flow) else short
+def short_plan(plan: list[DecodeSpec]) -> list[DecodeSpec]:
+    """A plan's Icarus version: each decode for half its steps (still past its window)."""
+    return [replace(spec, steps=spec.steps // 2) for spec in plan]
 
 
 def chapter_spec(window: int | None, steps: int = CHAPTER_STEPS) -> DecodeSpec:

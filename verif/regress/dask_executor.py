@@ -39,7 +39,7 @@ from pathlib import Path
 from distributed import Client, LocalCluster, as_completed
 
 from model.paths import REPO_ROOT
-from verif.env.plans import FULL_LENGTH_ENV
+from sim.lengths import FULL_LENGTH_ENV
 from verif.regress.run_folders import REPORT_FILES, node_runs
 from verif.regress.shards import Node
 

@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model.paths import REPO_ROOT, relative
+from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
 from sim.toolchain import SIMULATORS
 from verif.env.launch import chip_build
-from verif.env.plans import CHAPTER_FLOW, CHAPTER_WINDOWS, FULL_LENGTH_ENV
+from verif.env.plans import CHAPTER_WINDOWS
 from verif.mutation import host_run
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report

@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from model.paths import OUT, REPO_ROOT, RUNS_ROOT
+from sim.lengths import FULL_LENGTH_ENV
 from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
 from verif.coverage.report import merge_files, to_markdown
-from verif.env.plans import FULL_LENGTH_ENV
 from verif.env.run_record import RESULT_FILE, read_result
 from verif.regress.plugin import RERUN_HEADING, progress_line, rerun_command
 from verif.regress.run_folders import FUNCTIONAL_FILE, node_runs
@@ -95,7 +95,8 @@ class JunitCounts:
 
 def run_pytest(suite: str, seeds: int, jobs: int, junit: Path,
                paths: tuple[str, ...] = (), nodes_file: Path | None = None) -> PytestRun:
-    """The suite on `jobs` xdist workers; its output goes straight to the terminal.
+    """The suite on `jobs` xdist workers (one job: in this pytest, no worker to start); its
+    output goes straight to the terminal.
 
     --maxschedchunk 2 hands tests out two at a time, so the long simulations that come first
     spread over the workers instead of queueing on one. pytest collects only the suite's files
@@ -103,9 +104,10 @@ def run_pytest(suite: str, seeds: int, jobs: int, junit: Path,
     (a shard).
     """
     junit.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pytest", "-q", "-n", str(jobs), "--maxschedchunk", "2",
-               "-p", "verif.regress.plugin", "--suite", suite, "--seeds", str(seeds),
-               f"--junitxml={junit}", *([f"--nodes-file={nodes_file}"] if nodes_file else []),
+    workers = ["-n", str(jobs), "--maxschedchunk", "2"] if jobs > 1 else ["-p", "no:xdist"]
+    command = [sys.executable, "-m", "pytest", "-q", *workers, "-p", "verif.regress.plugin",
+               "--suite", suite, "--seeds", str(seeds), f"--junitxml={junit}",
+               *([f"--nodes-file={nodes_file}"] if nodes_file else []),
                *(paths or suite_paths(suite))]
     print("$ " + " ".join(command[2:]), flush=True)
     started = time.perf_counter()

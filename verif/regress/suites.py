@@ -109,13 +109,14 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
               sims=("verilator",), seeds=1),
     ],
-    "tiny": [  # the regression machinery's own tests (Dask, shards): five quick tests
+    "tiny": [  # the regression machinery's own tests (Dask, shards): four quick pure-Python
+        # tests and one decode, which writes functional coverage for the reports to merge
         Entry(f"{SCALE}::test_a_shard_is_i_of_n"),
+        Entry(f"{SCALE}::test_shards_are_deterministic_and_balanced"),
         Entry(f"{SCALE}::test_junit_addresses_are_pytests_own"),
-        Entry(f"{BLOCKS}::test_block", sims=("verilator",), ids=("requant",), seeds=1),
+        Entry("verif/tests/test_reporting.py::"
+              "test_rerun_commands_turn_waves_on_for_simulations_only"),
         Entry(f"{DECODES}::test_fork_decode", sims=("verilator",), seeds=1),
-        Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code",
-              sims=("verilator",), seeds=1),
     ],
 }
 FULL_LENGTH_SUITES = ("full",)  # suites whose flows run at full length on every simulator

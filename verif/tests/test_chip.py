@@ -7,16 +7,17 @@ import pytest
 
 from model import machine
 from model.isa import ChipConfig, ErrorCode
+from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
 from verif.env.batching import programs_job
-from verif.env.plans import SHORT_PROGRAMS, run_length
+from verif.env.plans import SHORT_PROGRAMS
 from verif.sequences.program_seqs import ERROR_CASES, error_image, error_programs
 
 PROGRAMS_PER_SIMULATOR = 200
 
 
 def programs_on(sim: str) -> int:
-    """200 random programs; 50 on Icarus in make test (FULL_LENGTH=1: 200)."""
+    """200 random programs; 25 on Icarus in make test (FULL_LENGTH=1: 200)."""
     return run_length(sim, PROGRAMS_PER_SIMULATOR, SHORT_PROGRAMS)
 
 

@@ -23,6 +23,7 @@ from model.host import PagedHost, decode, paged_cache
 from model.isa import ChipConfig, Op
 from model.machine import int8_of
 from model.tiny_lm import DIM, make_model
+from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job
 from verif.env.decode_spec import DecodeSpec
@@ -31,16 +32,15 @@ from verif.env.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     CHIP_FORK_PLAN,
-    SHORT_STEPS,
+    CHIP_GATHER_SHORT_STEPS,
     chip_gather_spec,
-    run_length,
 )
 
 LAYOUT = Layout.for_model(make_model("structured"), ChipConfig())
 
 
 def steps_on(sim: str) -> int:
-    return run_length(sim, CHAPTER_STEPS, SHORT_STEPS)
+    return run_length(sim, CHAPTER_STEPS, CHIP_GATHER_SHORT_STEPS)
 
 
 def new_rows(step: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -4,14 +4,14 @@ Each (simulator, window) pair is its own pytest test, with its own run folder
 (out/runs/<sim>/<node>/seed<seed>: result.json, the coverage database; the first test of a
 simulator process also sim.log and, with WAVES=1, the waveform): the tests of one file and
 simulator share one simulator process (verif/env/batching.py). On Icarus `make test` runs the
-decodes for 16 steps instead of 32 (32 with FULL_LENGTH=1, as SUITE=full sets; `make run` runs the
-chapter's decodes at 32). The checks
-run inside the simulation, once each: the scoreboard compares every step with its one prediction,
-the test's check_phase checks every decode as a whole (verif/scoreboard/decode_checks.py). Here
-pytest reads the run's verdict and what only this test promises (how many steps, the forced tokens,
-the copy-on-write). The negative tests build deliberately broken copies of the RTL (Icarus only: one
-build each, a few steps) and check that the environment fails them with the documented exception and
-a clear report.
+decodes for 12 steps instead of 32 and the random models for half their steps (sim.lengths:
+FULL_LENGTH=1, as SUITE=full sets, runs them all at full length; `make run` the chapter's decodes).
+The checks run inside the simulation, once each: the scoreboard compares every step with its one
+prediction, the test's check_phase checks every decode as a whole
+(verif/scoreboard/decode_checks.py). Here pytest reads the run's verdict and what only this test
+promises (how many steps, the forced tokens, the copy-on-write). The negative tests build
+deliberately broken copies of the RTL (Icarus only: one build each, a few steps) and check that the
+environment fails them with the documented exception and a clear report.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from model.host import Decode
 from model.host import decode as host_decode
 from model.step_rule import pages_held
 from model.tiny_lm import make_model
+from sim.lengths import CHAPTER_FLOW, full_length, run_length
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job
 from verif.env.decode_spec import DecodeSpec
 from verif.env.launch import chip_build, run_decode
 from verif.env.plans import (
-    CHAPTER_FLOW,
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     FORK_PLAN,
@@ -40,7 +40,7 @@ from verif.env.plans import (
     TABLE_STEPS,
     chapter_spec,
     page_size_spec,
-    run_length,
+    short_plan,
     sinks_spec,
 )
 from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
@@ -55,6 +55,11 @@ def reference_decode(spec: DecodeSpec) -> Decode:
 
 def steps_on(sim: str, flow: str = "") -> int:
     return run_length(sim, CHAPTER_STEPS, SHORT_STEPS, flow)
+
+
+def random_plan(sim: str) -> list[DecodeSpec]:
+    """The random-model decodes; on Icarus in make test, each for half its steps."""
+    return RANDOM_PLAN if full_length() or sim == "verilator" else short_plan(RANDOM_PLAN)
 
 
 def print_timing(sim: str, what: str, result: dict) -> None:
@@ -73,7 +78,7 @@ def print_timing(sim: str, what: str, result: dict) -> None:
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_chapter_decode(sim, window, seed, sim_run):
-    """The structured model (32 steps; 16 on Icarus in make test): the rule holds, every step
+    """The structured model (32 steps; 12 on Icarus in make test): the rule holds, every step
     matches, cycles go flat, and the chapter's table (tokens, pages after each step, cycles per
     step) is the reference host's on the reference machine (model.host.decode), step for
     step."""
@@ -131,12 +136,12 @@ def test_sinks_decode(sim, seed, sim_run):
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest", lambda sim: RANDOM_PLAN))
+@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest", lambda sim: random_plan(sim)))
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_random_model_decodes(sim, seed, sim_run):
     """Random models, teacher-forced, with (W, P) = (6, 2) and (3, 1), then a greedy one."""
     result = sim_run.raise_if_failed()
-    assert result["steps_checked"] == sum(spec.steps for spec in RANDOM_PLAN)
+    assert result["steps_checked"] == sum(spec.steps for spec in random_plan(sim))
     forced = result["decodes"][0]
     assert forced["spec"]["force"] is not None, "the seed did not draw the forced tokens"
     print_timing(sim, "random-model decodes", result)

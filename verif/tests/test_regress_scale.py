@@ -3,8 +3,8 @@
 The pure-Python tests check the pieces (shard parsing, the balanced split, JUnit addresses, the
 merge of shard folders, the refusal of bad input). The two simulation tests run real
 regressions in subprocesses and compare them with the xdist run of the same suite, the `tiny`
-suite (two pure-Python tests, a block test, a decode and the error paths, all on Verilator):
-on a local Dask cluster of two workers, and as three shards plus the merge.
+suite (four pure-Python tests and a decode on Verilator): on a local Dask cluster of two
+workers, and as three shards plus the merge.
 
 The nested regressions write their JUnit files and reports under tmp_path (`--out`), and use
 their own RANDOM_SEED, so their run folders (named after node ids, which end in the seed) never
@@ -146,6 +146,7 @@ def functional(report: Path) -> str:
 
 
 @pytest.mark.sim
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
     seed = 4201
@@ -162,6 +163,7 @@ def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
 
 
 @pytest.mark.sim
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_three_shards_merge_into_the_unsharded_run(tmp_path):
     seed = 4301

@@ -122,6 +122,7 @@ def test_each_operator_class_breaks_what_it_says_and_never_a_select():
 
 
 @pytest.mark.sim
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_requant_mutant_is_caught_by_the_real_check_and_the_unbroken_copy_passes(tmp_path):
     seed, mutant = next((s, m) for s in range(1, 200) for m in gen.generate(s)

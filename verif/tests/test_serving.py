@@ -4,8 +4,8 @@ The workload (model.workloads.serving_requests: example B's lengths scaled to th
 two shared system prompts, staggered arrivals) runs with W = 8 through one page-table agent
 (the scheduler of model.serving: admission, preemption, prefix cache) and one chip agent; the
 scoreboard compares every batched run with its one prediction, the agent checks the pool after
-every step (verif/serving_pool.py). A pool of 16 pages of 4 rows makes a batch of 8 preempt and
-evict. The batch sweep (Verilator) measures tokens per 1,000 cycles on the RTL counters.
+every step (verif/agents/page_table/pools.py). A pool of 16 pages of 4 rows makes a batch of 8
+preempt and evict. The batch sweep (Verilator) measures tokens per 1,000 cycles on the RTL counters.
 
 Both gather modes run: host gather (the agent copies each request's cached rows into its slot)
 and chip gather (the agent writes each request's block table; the chip reads and writes the
@@ -18,13 +18,13 @@ from __future__ import annotations
 import pytest
 
 from model.compiler.gather import GATHER_MODES
+from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
 from verif.env.batching import serving_job
 from verif.env.plans import (
     SERVING_BATCHES,
     SERVING_REQUESTS,
     SHORT_REQUESTS,
-    run_length,
     serving_spec,
 )
 from verif.env.serving_spec import ServingSpec
@@ -33,7 +33,7 @@ _REFERENCE: dict[tuple, dict[str, list[int]]] = {}
 
 
 def workload(sim: str, gather: str, batch: int = 8) -> ServingSpec:
-    """The workload at batch size ``batch``: 24 requests, 12 on Icarus in make test (they
+    """The workload at batch size ``batch``: 24 requests, 8 on Icarus in make test (they
     still preempt, hit the prefix cache and evict)."""
     return serving_spec(batch, gather, run_length(sim, SERVING_REQUESTS, SHORT_REQUESTS))
 

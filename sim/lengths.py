@@ -1,0 +1,26 @@
+"""How long a flow runs on each simulator: the one rule every test and plan reads.
+
+`make test` runs every flow on both simulators, but a long flow runs a shorter version of the
+same check on Icarus (about 25 times slower than Verilator on the chip). FULL_LENGTH=1 (`make
+regress SUITE=full` sets it) runs every flow at full length everywhere; FULL_LENGTH=chapter
+(`make run`) the chapter's own decodes, the flows beyond the chapter keeping their Icarus
+versions.
+"""
+
+from __future__ import annotations
+
+import os
+
+FULL_LENGTH_ENV = "FULL_LENGTH"
+CHAPTER_FLOW = "chapter"
+
+
+def full_length(flow: str = "") -> bool:
+    """Whether FULL_LENGTH asks for this flow at full length on every simulator."""
+    value = os.environ.get(FULL_LENGTH_ENV, "")
+    return value == "1" or (bool(flow) and value == flow)
+
+
+def run_length(sim: str, full: int, short: int, flow: str = "") -> int:
+    """A flow's length on ``sim``: full on Verilator and when FULL_LENGTH asks, else short."""
+    return full if sim == "verilator" or full_length(flow) else short

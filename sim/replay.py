@@ -32,7 +32,8 @@ from sim.runner import (
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421
-HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "ext_mem.v"]
+HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "axi_ram.v",
+           TB_DIR / "axi_checker.v"]
 COUNTER_WORDS = -(-COUNTERS_W // 32)  # the counters bus in 32-bit words (replay_tb.v's too)
 
 

@@ -13,7 +13,7 @@ message names together with the failing vector.
 - matrix_unit, vector_unit, softmax_unit (`blocks_<unit>_cocotb.py`, each wired to an SRAM by
   `hw/tb/<unit>_harness.v`): against the reference machine (`model.machine`) running the same
   instruction on the same scratchpad, and cycle-exact against `model.isa.exec_cycles`.
-- pdma, the paged DMA (`blocks_pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, ext_mem, sram;
+- pdma, the paged DMA (`blocks_pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, mem_if, axi_ram, sram;
   paged_geometry and rowmem inside): the same, on both memories, BAD_PAGE included.
 - controller (`blocks_controller_cocotb.py`): through the whole chip, targeted programs (each
   opcode, each error code) against `model.machine.run`: memory, status and every counter.
@@ -49,7 +49,8 @@ def harness(name: str) -> Path:
 # (the pyuvm tests run that one): the fetch check's end of memory is 512 instructions away, the
 # whole external memory is compared after every program, and the limits are not the defaults.
 CHIP_CONFIG = ChipConfig(sram_words=1024, ext_words=2048)
-CHIP_SOURCES = [*rtl_sources(), TB_DIR / "ext_mem.v", TB_DIR / "chip_harness.v"]
+MEMORY_TB = [TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v"]  # the AXI memory and its checker
+CHIP_SOURCES = [*rtl_sources(), *MEMORY_TB, TB_DIR / "chip_harness.v"]
 MATRIX_RTL = rtl("matrix_unit", "systolic_array", "pe", "requant", "rowmem", "sram")
 SOFTMAX_RTL = rtl("softmax_unit", "exp_lut", "divu", "rowmem", "sram")
 
@@ -60,7 +61,7 @@ BLOCKS = {
     "requant": ("requant", rtl("requant"), {}, BLOCKS_MODULE, "requant_matches_the_formula"),
     "exp_lut": ("exp_lut", rtl("exp_lut"), {}, BLOCKS_MODULE, "exp_lut_matches_math_exp"),
     "divu": ("divu", rtl("divu"), {"DIV_W": 32}, BLOCKS_MODULE, "divu_matches_python"),
-    "dma": ("dma_harness", [*rtl("dma", "sram"), TB_DIR / "ext_mem.v", harness("dma")],
+    "dma": ("dma_harness", [*rtl("dma", "mem_if", "sram"), *MEMORY_TB, harness("dma")],
             {"SRAM_WORDS": 4096, "EXT_WORDS": 16384, "EXT_LAT": 3},
             BLOCKS_MODULE, "dma_moves_words_in_the_documented_cycles"),
     "matrix_unit": ("matrix_unit_harness", [*MATRIX_RTL, harness("matrix_unit")],
@@ -78,8 +79,8 @@ BLOCKS = {
     "vector_unit": ("vector_unit_harness", [*rtl("vector_unit", "sram"), harness("vector_unit")],
                     {"SRAM_WORDS": 4096}, "sim.tests.blocks_vector_unit_cocotb",
                     "vector_unit_matches_the_reference_machine"),
-    "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram"),
-                              TB_DIR / "ext_mem.v", harness("pdma")],
+    "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram", "mem_if"),
+                              *MEMORY_TB, harness("pdma")],
              {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
              "sim.tests.blocks_pdma_cocotb", "pdma_matches_the_reference_machine"),
     "controller": ("chip_harness", CHIP_SOURCES, CHIP_CONFIG.verilog_parameters(),

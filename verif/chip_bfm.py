@@ -9,6 +9,13 @@ counter that raises `watchdog_expired`) when it has one, else a cocotb Timer. A 
 through the run slowed every simulated cycle on Verilator: measured 1.86 ms against 1.59 ms a
 run of 2,600 cycles (15%). The same harness keeps the memory port's write log
 (`write_count`, `read_write_log`; verif/ext_write_monitor.py reads it after each done).
+
+The memory (hw/tb/axi_ram.v) runs the profile the run's plusargs name (sim/mem_profile.py).
+After each run the status says what the protocol checker saw (a violation raises
+AxiProtocolError, named by cycle, channel and rule), and, under a profile other than the ideal
+one, the counters are those of the ideal memory (`ideal_view`: the frozen cycles taken out),
+so every comparison with the reference machine stays exact, once the frozen cycles (`wait`)
+are checked against the delays the memory inserted during the run (`check_wait`).
 """
 
 from __future__ import annotations
@@ -16,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import cocotb
 import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 
 from model.machine import Counters, counter_fields_at
+from model.rtl_defs import AxiChannel, AxiRule
+from sim.mem_profile import MemStalls, check_wait, ideal_view, profile_of
 
 CLOCK_NS = 10
 EXT_MEM_PATH = ("u_mem", "mem")  # chip_harness: the external memory model's array
@@ -31,6 +41,10 @@ WATCHDOG_MAX = 2**32 - 1  # watchdog_limit's width
 
 class ChipHung(AssertionError):
     """`done` did not rise within the watchdog's limit."""
+
+
+class AxiProtocolError(AssertionError):
+    """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v)."""
 
 
 class UnknownValue(AssertionError):
@@ -48,7 +62,8 @@ class ChipStatus:
 
     error: int
     error_pc: int
-    counters: Counters
+    counters: Counters  # on the ideal memory: the frozen cycles taken out (`ideal_view`)
+    wait: int = 0  # the cycles the chip was frozen on memory (cnt_wait)
 
 
 class ChipBfm:
@@ -65,6 +80,8 @@ class ChipBfm:
         # The log is a ring of wlog_words entries: small enough that reading it reuses the
         # element handles cocotb caches (making one costs about 10 us, reading one 1.5 us).
         self.wlog_words = int(dut.WLOG_WORDS.value) if self.records else 0
+        self.profile = profile_of(cocotb.plusargs)
+        self.stalls_before = MemStalls()  # the memory's delays when the run started
 
     async def reset(self, cycles: int = 3) -> None:
         if not self._clock_started:
@@ -114,6 +131,7 @@ class ChipBfm:
         await RisingEdge(self.dut.clk)
         if self.records:
             self.dut.watchdog_limit.value = min(max_cycles, WATCHDOG_MAX)
+        self.stalls_before = self.read_stalls()
         self.dut.start.value = 1
         await RisingEdge(self.dut.clk)
         self.dut.start.value = 0
@@ -140,10 +158,27 @@ class ChipBfm:
             texts.append((text[:ADDRESS_BITS], text[ADDRESS_BITS:]))
         return texts
 
+    def read_stalls(self) -> MemStalls:
+        """The delays the memory has inserted since reset (axi_ram.v's stall_counts)."""
+        return MemStalls.from_packed(_known(self.dut.mem_stalls.value, "output mem_stalls"))
+
+    def check_protocol(self) -> None:
+        """Raise AxiProtocolError if the checker on the AXI4 port saw a rule broken."""
+        violations = _known(self.dut.axi_violations.value, "output axi_violations")
+        if violations:
+            channel = AxiChannel(_known(self.dut.axi_first_channel.value, "axi_first_channel"))
+            rule = AxiRule(_known(self.dut.axi_first_rule.value, "axi_first_rule"))
+            cycle = _known(self.dut.axi_first_cycle.value, "axi_first_cycle")
+            raise AxiProtocolError(f"AXI4 port: {violations} cycles break a rule; the first, "
+                                   f"cycle {cycle} after reset: channel {channel.name}, rule "
+                                   f"{rule.name}")
+
     def read_status(self) -> ChipStatus:
         """The status ports and the counters bus (one read), unpacked by the model's layout.
 
-        X or Z bits on the bus raise UnknownValue naming each counter that holds some.
+        X or Z bits on the bus raise UnknownValue naming each counter that holds some. Checks
+        the AXI4 port's rules, and, under a profile other than the ideal one, the frozen
+        cycles' bounds; the counters are then the ideal memory's (`ideal_view`).
         """
         def port(name: str) -> int:
             return _known(getattr(self.dut, name).value, f"output {name}")
@@ -153,8 +188,14 @@ class ChipBfm:
             unknown = [len(bits) - 1 - i for i, bit in enumerate(bits) if bit not in "01"]
             raise UnknownValue("; ".join(f"output {f.hw_name} is {f.digits(bits)}"
                                          for f in counter_fields_at(unknown)))
-        return ChipStatus(error=port("error"), error_pc=port("error_pc"),
-                          counters=Counters.from_packed(int(bits, 2)))
+        self.check_protocol()
+        raw = Counters.from_packed(int(bits, 2))
+        counters = raw
+        if not self.profile.ideal:
+            check_wait(raw.wait, self.read_stalls() - self.stalls_before)
+            counters = ideal_view(raw)
+        return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters,
+                          wait=raw.wait)
 
 
 def hdl_clock(dut) -> bool:

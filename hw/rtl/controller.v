@@ -245,8 +245,8 @@ wire in_exec  = (state_reg == `CTL_EXEC);
 wire fetch_first = fetching && (fcnt_reg == 3'd0);
 wire fetch_last  = fetching && (fcnt_reg == 3'd4) && rd_valid;    // the fourth word arrives
 
-assign busy       = fetching || checking || in_exec;
-assign done       = (state_reg == `CTL_DONE);
+assign busy     = fetching || checking || in_exec;
+assign done     = (state_reg == `CTL_DONE);
 assign fetch_cmd  = fetch_first && fetch_ok;
 assign fetch_addr = pc_reg[15:0];
 

@@ -9,7 +9,11 @@
 //   read stream   rd_cmd with rd_addr (word address) and rd_len (1 .. 65535 words): word i is
 //                 delivered (rd_valid, rd_data) in its due cycle D + i, where
 //                 D = max(c + EXT_LAT + 2, the previous stream's last due cycle + 1), c the
-//                 command's cycle: the ideal memory's schedule
+//                 command's cycle: the ideal memory's schedule. A unit commands a stream no
+//                 earlier than EXT_LAT + 2 cycles before the previous one's last word is due
+//                 (the units stream back to back, never further ahead): so at most
+//                 EXT_LAT + 3 streams have words to come, which READS_MAX bursts cover, and a
+//                 full command queue always drains
 //   write stream  wr_cmd with wr_addr and wr_len, then wr_push with wr_data once per word (the
 //                 first push may be in the command's cycle)
 //   fence         fence, in the cycle of the stream's last push: fence_done is high in the cycle

@@ -15,6 +15,12 @@ message names together with the failing vector.
   instruction on the same scratchpad, and cycle-exact against `model.isa.exec_cycles`.
 - pdma, the paged DMA (`blocks_pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, mem_if, axi_ram, sram;
   paged_geometry and rowmem inside): the same, on both memories, BAD_PAGE included.
+- mem_if, the memory interface unit (`blocks_mem_if_cocotb.py`, `hw/tb/mem_if_harness.v`):
+  against cocotbext-axi's AxiRam with a pause generator on every channel, the protocol checker
+  on the port; hw/ISA.md's schedule in advancing cycles, exactly.
+- axi_checker, the protocol checker (`blocks_axi_checker_cocotb.py`,
+  `hw/tb/axi_checker_harness.v`): negative tests, a deliberately broken port per rule
+  (`hw/tb/axi_bad_manager.v`), each named with its exact cycle, channel and rule.
 - controller (`blocks_controller_cocotb.py`): through the whole chip, targeted programs (each
   opcode, each error code) against `model.machine.run`: memory, status and every counter.
 
@@ -83,6 +89,15 @@ BLOCKS = {
                               *MEMORY_TB, harness("pdma")],
              {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
              "sim.tests.blocks_pdma_cocotb", "pdma_matches_the_reference_machine"),
+    # READS_MAX = 4, the least EXT_LAT = 2 allows: the stimulus reaches the limit
+    "mem_if": ("mem_if_harness", [*rtl("mem_if"), TB_DIR / "axi_checker.v", harness("mem_if")],
+               {"EXT_LAT": 2, "READS_MAX": 4}, "sim.tests.blocks_mem_if_cocotb",
+               "mem_if_keeps_the_ideal_schedule_on_a_pausing_axi_ram"),
+    # no RTL module: the header names hw/rtl as an include folder (sim.runner.include_dirs)
+    "axi_checker": ("axi_checker_harness", [RTL_DIR / "chip_defs.vh", TB_DIR / "axi_checker.v",
+                                            TB_DIR / "axi_bad_manager.v",
+                                            harness("axi_checker")], {},
+                    "sim.tests.blocks_axi_checker_cocotb", "axi_checker_names_each_broken_rule"),
     "controller": ("chip_harness", CHIP_SOURCES, CHIP_CONFIG.verilog_parameters(),
                    "sim.tests.blocks_controller_cocotb",
                    "controller_runs_each_opcode_and_stops_on_each_error"),

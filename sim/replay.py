@@ -208,6 +208,9 @@ def describe_mismatch(values: dict[str, str]) -> str:
             problems.append(f"{name} expected {values[f'{name}_want']} "
                             f"got {values[f'{name}_got']}")
     problems += _counter_differences(values["counters_want"], values["counters_got"])
+    if values.get("axi_violations", "0") != "0":
+        problems.append(f"the AXI4 port broke a protocol rule in {values['axi_violations']} "
+                        f"cycles (the simulator log names the first)")
     return f"record {values['record']}: " + "; ".join(problems)
 
 

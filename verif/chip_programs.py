@@ -17,6 +17,7 @@ and cleared (Verilator's toggle coverage, verif/code_coverage.py).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -131,9 +132,13 @@ async def random_programs(dut):
     programs = [*(random_program(run_seed, index, cfg) for index in range(count)),
                 *(wide_softmax_program(rng, length, spread, cfg)
                   for length, spread in WIDE_SOFTMAX)]
+    waits = []  # each program's cnt_wait: 0 on the ideal memory (the counters compare it)
     for program in programs:
-        sample_chip_coverage(await run_checked(bfm, memory, program, cfg))
+        status = await run_checked(bfm, memory, program, cfg)
+        sample_chip_coverage(status)
+        waits.append(status.wait)
     run_dir = Path(os.getcwd())
+    (run_dir / "waits.json").write_text(json.dumps(waits))
     recorder = RunRecorder(run_dir, "random_programs")
     recorder.extra["coverage"] = {"files": coverage.export(run_dir),
                                   "summary": coverage.summary()}

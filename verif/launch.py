@@ -87,10 +87,13 @@ class DecodeRun:
 
 def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
                run_dir: Path | None = None,
-               extra_env: Mapping[str, str] | None = None) -> DecodeRun:
-    """Run one decode uvm_test on a build; never raises for a failing simulation."""
+               extra_env: Mapping[str, str] | None = None,
+               plusargs: Sequence[str] = ()) -> DecodeRun:
+    """Run one decode uvm_test on a build; never raises for a failing simulation.
+
+    `plusargs` reach the simulator: the memory's profile (sim.mem_profile), for one."""
     return _run(b, testcase, {"DECODE_PLAN": plan_to_json(list(plan))}, seed, run_dir,
-                extra_env)
+                extra_env, plusargs)
 
 
 def run_serving(b: Build, spec: ServingSpec, seed: int,
@@ -100,7 +103,8 @@ def run_serving(b: Build, spec: ServingSpec, seed: int,
 
 
 def _run(b: Build, testcase: str, plan_env: Mapping[str, str], seed: int,
-         run_dir: Path | None, extra_env: Mapping[str, str] | None = None) -> DecodeRun:
+         run_dir: Path | None, extra_env: Mapping[str, str] | None = None,
+         plusargs: Sequence[str] = ()) -> DecodeRun:
     run_dir = Path(run_dir or default_test_dir(b, seed))
     (run_dir / RESULT_FILE).unlink(missing_ok=True)
     env = {**plan_env, "TB_RUN_DIR": str(run_dir),
@@ -109,7 +113,7 @@ def _run(b: Build, testcase: str, plan_env: Mapping[str, str], seed: int,
     error = None
     try:
         run_test(b, COCOTB_MODULE, testcase=testcase, seed=seed, test_dir=run_dir,
-                 extra_env=env)
+                 extra_env=env, plusargs=plusargs)
     except SimulationFailed as failed:
         error = failed
     result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None

@@ -154,5 +154,6 @@ class DecodeScoreboard(uvm_subscriber):
         token_out = getattr(outputs, "token", -1)
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.decode, step=item.step, context=item.context, token_in=item.token,
-            token_out=token_out, counters=status.counters.as_dict() if status else {},
+            token_out=token_out,
+            counters=(status.counters.as_dict() | {"wait": status.wait}) if status else {},
             outputs=observation.outputs.tolist(), mismatches=mismatches))

@@ -11,7 +11,8 @@
 //        the cycle the fence completes: len + 4 cycles on the ideal memory.
 //
 // In a cycle with `stall` high nothing changes (the memory interface unit ignores what the DMA
-// presents in it). The command fields are held stable by the controller while the transfer
+// presents in it), and the DMA presents the SRAM read address of the cycle before again, so
+// that the SRAM's registered read port still holds the word a STORE is about to push. The command fields are held stable by the controller while the transfer
 // runs. Cycle 0 is the cycle after the one-cycle `cmd_load` / `cmd_store`.
 module dma #(
     parameter SRAM_AW = 12    // SRAM address width
@@ -55,6 +56,7 @@ reg [15:0] issue_reg;     // STORE: SRAM reads issued so far
 reg [15:0] resp_reg;      // words written so far (SRAM for LOAD, pushed for STORE)
 reg        pend_reg;      // STORE: the SRAM word read last cycle is on sram_rdata
 reg        fenced_reg;    // STORE: every word pushed, waiting for the fence
+reg [SRAM_AW-1:0] raddr_reg;    // the SRAM read address presented in the cycle before
 
 wire issuing  = active_reg && store_reg && (issue_reg != cmd_len);
 wire load_rsp = active_reg && !store_reg && rd_valid;       // a LOAD word arrives
@@ -76,7 +78,11 @@ assign wr_push    = st_push;
 assign wr_data    = sram_rdata;
 assign fence      = st_push && last;
 
-assign sram_raddr = sram_rd_addr[SRAM_AW-1:0];
+assign sram_raddr = stall ? raddr_reg : sram_rd_addr[SRAM_AW-1:0];
+
+always @(posedge clk) begin
+    raddr_reg <= sram_raddr;
+end
 assign sram_we    = load_rsp;
 assign sram_waddr = sram_wr_addr[SRAM_AW-1:0];
 assign sram_wdata = rd_data;

@@ -23,7 +23,9 @@
 //           push; done when the fence completes. A PSTORE's first read is in the verdict's
 //           cycle, its first push after it.
 //
-// In a cycle with `stall` high nothing changes.
+// In a cycle with `stall` high nothing changes, and the unit presents the SRAM read address of
+// the cycle before again, so that the SRAM's registered read port still holds the word a store
+// is about to push.
 //
 // A row's pool address is c + (page * P + slot) * row_words + column, the page from the entry
 // buffer (PCOPY: the source or the destination page), the slot and the table page from the
@@ -214,7 +216,13 @@ wire [31:0] sram_rd = {16'd0, cmd_sram} + sread_reg;
 assign sram_we    = ld_rsp;
 assign sram_waddr = sram_wr[SRAM_AW-1:0];
 assign sram_wdata = rd_data;
-assign sram_raddr = sram_rd[SRAM_AW-1:0];
+reg [SRAM_AW-1:0] raddr_reg;    // the SRAM read address presented in the cycle before
+
+assign sram_raddr = stall ? raddr_reg : sram_rd[SRAM_AW-1:0];
+
+always @(posedge clk) begin
+    raddr_reg <= sram_raddr;
+end
 
 assign table_word = table_rsp;
 assign data_word  = (ld_rsp && load_reg) || st_write;

@@ -38,8 +38,9 @@
 // for sim/replay.py to read (it names the differing counters from the bus layout):
 //   mismatch record=<r> timeout=<0|1> memory_diffs=<n> first_address=<a> memory_want=<hex>
 //            memory_got=<hex> error_want=<d> error_got=<d> error_pc_want=<d> error_pc_got=<d>
-//            counters_want=<hex> counters_got=<hex>
-//       (on one line) for each record that differs;
+//            counters_want=<hex> counters_got=<hex> axi_violations=<n>
+//       (on one line) for each record that differs (axi_violations: the cycles in which the
+//       protocol checker on the AXI4 port saw a rule broken; a record with any differs);
 //   result status=<pass|fail> records=<n> failed=<k> cycles=<sum of the records' cnt_total>
 //   result status=error reason=<cannot-open|bad-magic>
 //   result status=error reason=malformed word=<words read> record=<r>
@@ -273,7 +274,8 @@ task run_record;
                 $write(" memory_want=%h memory_got=%h", first_want, first_got);
                 $write(" error_want=%0d error_got=%0d error_pc_want=%0d error_pc_got=%0d",
                        want_error, got_error, want_error_pc, got_error_pc);
-                $write(" counters_want=%h counters_got=%h\n", want_counters, got_counters);
+                $write(" counters_want=%h counters_got=%h axi_violations=%0d\n", want_counters,
+                       got_counters, axi_violations);
             end
         end
     end

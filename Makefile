@@ -57,13 +57,15 @@ regress-merge: setup
 	$(PY) -m scripts.regress --merge --suite $(SUITE) --shards "$(SHARDS)"
 
 ## bench: the benchmarks (page table vs the chapter's, chip cycles per second, chip gather's
-##        indirection, a step's cost against context and pool size)
+##        indirection, a step's cost against context and pool size, the DMA's words per
+##        cycle on the AXI4 port against memory latency and stalls)
 bench: setup
 	$(PY) -m scripts.bench_paged
 	$(PY) -m scripts.bench_chip
 	$(PY) -m scripts.bench_tb
 	$(PY) -m scripts.bench_gather
 	$(PY) -m scripts.bench_scaling
+	$(PY) -m scripts.bench_axi
 
 ## test: lint, then the whole test suite, in parallel on $(JOBS) workers
 test: setup lint

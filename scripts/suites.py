@@ -83,6 +83,7 @@ SUITES: dict[str, list[Entry]] = {
         Entry(f"{DECODES}::test_unknown_output_is_an_error", seeds=1),
         Entry(f"{CHIP}::test_random_programs_match_the_reference_machine"),
         Entry(f"{CHIP}::test_error_paths_stop_the_chip_with_the_documented_code", seeds=1),
+        Entry("verif/tests/test_mem_profiles.py"),
         Entry("sim/tests"),
         Entry("verif/tests/test_decode_units.py"),
         Entry("verif/tests/test_write_monitor.py", seeds=1),

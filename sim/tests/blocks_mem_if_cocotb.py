@@ -91,15 +91,18 @@ class BusLog:
 
     reads: list[tuple[int, int, int]] = field(default_factory=list)  # (cycle, address, beats)
     writes: list[tuple[int, int]] = field(default_factory=list)
+    ids: set[int] = field(default_factory=set)  # every arid and awid handshaken: hw/ISA.md says 0
     outstanding: int = 0
     most_outstanding: int = 0
 
     def sample(self, dut, cycle: int) -> None:
         if int(dut.axi_arvalid.value) and int(dut.axi_arready.value):
             self.reads.append((cycle, int(dut.axi_araddr.value) >> 2, int(dut.axi_arlen.value) + 1))
+            self.ids.add(int(dut.axi_arid.value))
             self.outstanding += 1
         if int(dut.axi_awvalid.value) and int(dut.axi_awready.value):
             self.writes.append((int(dut.axi_awaddr.value) >> 2, int(dut.axi_awlen.value) + 1))
+            self.ids.add(int(dut.axi_awid.value))
         self.most_outstanding = max(self.most_outstanding, self.outstanding)
         if (int(dut.axi_rvalid.value) and int(dut.axi_rready.value)
                 and int(dut.axi_rlast.value)):
@@ -239,11 +242,15 @@ async def bus_err_after(dut, plan: Plan, log: BusLog, want: int) -> list[str]:
     return problems + ([f"bus_err {got} after the phase, expected {want}"] if got != want else [])
 
 
-async def clear(dut) -> None:
-    await RisingEdge(dut.clk)
+async def clear(dut) -> list[str]:
+    """Pulse `clear`; bus_err must be low after it."""
     dut.clear.value = 1
     await RisingEdge(dut.clk)
     dut.clear.value = 0
+    await ReadOnly()
+    got = int(dut.bus_err.value)
+    await RisingEdge(dut.clk)
+    return [f"bus_err {got} after clear"] if got else []
 
 
 @cocotb.test()
@@ -263,11 +270,13 @@ async def mem_if_keeps_the_ideal_schedule_on_a_pausing_axi_ram(dut):
     read_error = Plan(latency, mirror=mirror)
     read_error.read(READ_ERROR - 16, 40, {READ_ERROR})
     problems += await bus_err_after(dut, read_error, log, 1)
-    await clear(dut)
+    problems += await clear(dut)
     write_error = Plan(latency, mirror=mirror)
     write_error.write(WRITE_ERROR - 8, [rng.getrandbits(32) for _ in range(20)], {WRITE_ERROR})
     problems += await bus_err_after(dut, write_error, log, 1)
     problems += memory_problems(ram, mirror) + checker_problems(dut)
+    if log.ids != {0}:
+        problems.append(f"AR and AW IDs {sorted(log.ids)}, not only 0")
     missed = [case for case, seen in log.cases().items() if not seen]
     if log.most_outstanding != int(dut.READS_MAX.value):
         missed.append(f"READS_MAX reads outstanding (at most {log.most_outstanding})")

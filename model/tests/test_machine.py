@@ -471,3 +471,55 @@ def test_the_table_and_pool_may_end_at_the_top_of_memory():
     program = [isa.pload(top - 3, 0, top - 48, ROW_WORDS, 5, 2, 4),
                isa.pcopy(top - 2, 0, top - 48, ROW_WORDS, 4, 2, 4)]
     assert run_with(image, program).error == ErrorCode.OK
+
+
+# --- bus errors (hw/ISA.md, "BUS_ERROR"), worked out by hand ---------------------------------
+
+
+def test_a_read_error_zeroes_the_word_and_stops_after_the_instruction():
+    program = [isa.load(100, 0, 4), isa.store(0, 200, 4), isa.store(0, 300, 4)]
+    errors = machine.BusErrors(read=frozenset({101}))
+    result = machine.run(image_of(program, {100: [5, 6, 7, 8]}), bus_errors=errors)
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 0)
+    assert result.sram[:4].tolist() == [5, 0, 7, 8]  # the LOAD ran to its end
+    assert not result.ext[200:204].any()  # the STORE after it never ran
+    assert result.counters.total == OVERHEAD + 4 + CFG.ext_lat + 2
+    assert (result.counters.instr, result.counters.dma_words) == (1, 4)
+
+
+def test_a_refused_write_keeps_the_old_word_and_the_others_land():
+    program = [isa.load(100, 0, 4), isa.store(0, 200, 4), isa.store(0, 300, 4)]
+    image = image_of(program, {100: [5, 6, 7, 8], 202: [99]})
+    result = machine.run(image, bus_errors=machine.BusErrors(write=frozenset({202})))
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    assert result.ext[200:204].tolist() == [5, 6, 99, 8]
+    assert result.written == (200, 201, 203)
+    assert not result.ext[300:304].any()
+    assert result.counters.total == 2 * OVERHEAD + (4 + CFG.ext_lat + 2) + (4 + 4)
+
+
+def test_a_fetch_error_stops_after_fetch_uncounted():
+    program = [isa.load(100, 0, 4), isa.halt()]
+    result = machine.run(image_of(program), bus_errors=machine.BusErrors(read=frozenset({6})))
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    assert result.counters.total == OVERHEAD + (4 + CFG.ext_lat + 2) + (4 + CFG.ext_lat + 2)
+    assert result.counters.instr == 1  # the LOAD; the HALT was fetched, never checked
+
+
+def test_an_erring_header_reads_as_slot_0_and_a_bad_page_stops_it_as_a_bus_error():
+    # header 3 would be a bad slot for pages of 2 rows; read as 0 it is good, entry 1 is 9
+    image = paged_image(1, 4, [3, 0, 9])
+    program = [isa.load(100, 0, 4), isa.pload(TABLE, 0, POOL, ROW_WORDS, 3, 1, 4)]
+    errors = machine.BusErrors(read=frozenset({TABLE}))
+    result = machine.run(_with_program(image, program), bus_errors=errors)
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    table = 2 + CFG.ext_lat + 3  # E = 2 entries: the table phase alone
+    assert result.counters.dma == (4 + CFG.ext_lat + 2) + table
+    assert result.counters.pt_words == 3
+
+
+def _with_program(image: np.ndarray, program: list[isa.Instr]) -> np.ndarray:
+    words = isa.assemble(program)
+    image = image.copy()
+    image[: len(words)] = words
+    return image

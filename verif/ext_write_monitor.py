@@ -1,8 +1,8 @@
 """The chip agent's write monitor: every word the chip writes to its external memory.
 
 A word is written in each cycle that has both req and we of chip_harness's memory port high
-(the `mem_*` ports of chip_harness: one per W beat the memory accepts; hw/tb/axi_ram.v stores it at the rising edge
-that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one `MemWrite` per word, in bus
+(the `mem_*` ports of chip_harness: one per W beat the memory accepts; hw/tb/axi_ram.v stores
+it at the rising edge that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one `MemWrite` per word, in bus
 order, on its analysis port; the scoreboard takes all the writes it holds when the run's done
 arrives and compares them with the words the reference machine's STOREs wrote.
 

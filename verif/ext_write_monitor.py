@@ -3,8 +3,9 @@
 A word is written in each cycle that has both req and we of chip_harness's memory port high
 (the `mem_*` ports of chip_harness: one per W beat the memory accepts; hw/tb/axi_ram.v stores
 it at the rising edge that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one
-`MemWrite` per word, in bus order, on its analysis port; the scoreboard takes all the writes it holds when the run's done
-arrives and compares them with the words the reference machine's STOREs wrote.
+`MemWrite` per word, in bus order, on its analysis port; the scoreboard takes all the writes
+it holds when the run's done arrives and compares them with the words the reference machine's
+STOREs wrote.
 
 Where the writes come from. The harness of verif/launch.py's builds (CHIP_HARNESS_RECORD) logs
 every write in HDL (chip_harness.v: `wlog`, `wlog_count`); the chip monitor has this monitor

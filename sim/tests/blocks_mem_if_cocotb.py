@@ -12,8 +12,9 @@ response on a read and on a write, and `clear` drops it.
 
 Stimulus: streams of 1, 2 .. 15, 16 .. 255 and 600 words (bursts of 256), streams across 4 KB
 boundaries, one-word streams commanded in consecutive cycles (back-to-back bursts), write
-streams back to back with one fence (a paged store's rows), random streams; then one-word
-streams while R is held for 40 cycles (the most reads outstanding: the build declares
+streams back to back with one fence (a paged store's rows), random streams; write streams back
+to back while AW is held for 30 cycles (the command queue, full); a stream of 5 bursts and
+one-word streams while R is held for 40 cycles (the most reads outstanding: the build declares
 READS_MAX = 4, and the checker holds the unit to it). The AR and AW handshakes are sampled to
 show the bursts covered each case.
 """
@@ -245,12 +246,29 @@ def new_ram(dut, rng: random.Random) -> AxiRam:
 
 
 def most_outstanding(latency: int, mirror: dict[int, int]) -> Plan:
-    """One-word streams a cycle, L + 3 of them with words to come at once (the units' rule
-    allows no more): while R is held, the unit must stop at READS_MAX reads outstanding."""
+    """A stream of 5 bursts (1,100 words from a 4 KB boundary), then one-word streams a cycle:
+    while R is held, the unit must stop at READS_MAX (4) reads outstanding."""
     plan = Plan(latency, mirror=mirror)
+    plan.read(2 * PAGE_WORDS, 1100, set())
     for i in range(3 * (latency + 3)):
         plan.read(0x300 + 5 * i, 1, set())
     return plan
+
+
+def queued_writes(rng: random.Random, latency: int, mirror: dict[int, int]) -> Plan:
+    """Write streams of 1 .. 4 words back to back, one fence: while AW is held, they wait in
+    the command queue, and a full queue freezes the unit."""
+    plan = Plan(latency, mirror=mirror)
+    starts = rng.sample(range(0xD000, 0xE000, 8), 8)
+    for index, start in enumerate(starts):
+        plan.write(start, [rng.getrandbits(32) for _ in range(rng.randint(1, 4))], set(),
+                   fence=index == len(starts) - 1)
+    return plan
+
+
+def hold(channel, cycles: int, rng: random.Random) -> None:
+    """Pause a channel for the next `cycles` cycles, then at random again."""
+    channel.set_pause_generator(chain(repeat(True, cycles), pauses(rng)))
 
 
 async def bus_err_after(dut, plan: Plan, log: BusLog, want: int) -> list[str]:
@@ -288,8 +306,9 @@ async def mem_if_keeps_the_ideal_schedule_on_a_pausing_axi_ram(dut):
     await reset(dut)
     log = BusLog()
     problems = await bus_err_after(dut, first_phase(rng, latency, mirror), log, 0)
-    ram.read_if.r_channel.set_pause_generator(
-        chain(repeat(True, 40), pauses(random.Random(rng.getrandbits(32)))))
+    hold(ram.write_if.aw_channel, 30, random.Random(rng.getrandbits(32)))
+    problems += await bus_err_after(dut, queued_writes(rng, latency, mirror), log, 0)
+    hold(ram.read_if.r_channel, 40, random.Random(rng.getrandbits(32)))
     problems += await bus_err_after(dut, most_outstanding(latency, mirror), log, 0)
     read_error = Plan(latency, mirror=mirror)
     read_error.read(READ_ERROR - 16, 40, {READ_ERROR})

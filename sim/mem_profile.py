@@ -33,6 +33,15 @@ class MemProfile:
     def ideal(self) -> bool:
         return self.latency is None and self.low == 0 and self.stall_prob == 0
 
+    @property
+    def slowdown(self) -> int:
+        """How many times the ideal memory's cycles a run may take before a watchdog calls it
+        hung: generous (a hang never finishes), from the longest latency and the stalls."""
+        if self.ideal:
+            return 1
+        longest = self.latency[1] if self.latency else 1
+        return 4 * longest + 16 + 4 * self.stall_len
+
     def plusargs(self, seed: int) -> list[str]:
         """axi_ram.v's plusargs for this profile, its generators seeded from `seed`."""
         args = [f"+axi_seed={seed & 0x7FFFFFFF}"]

@@ -128,6 +128,7 @@ class ChipBfm:
         return status
 
     async def _start_and_await_done(self, max_cycles: int) -> None:
+        max_cycles *= self.profile.slowdown  # max_cycles are the ideal memory's
         await RisingEdge(self.dut.clk)
         if self.records:
             self.dut.watchdog_limit.value = min(max_cycles, WATCHDOG_MAX)

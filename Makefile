@@ -63,7 +63,8 @@ regress-merge: setup
 	$(PY) -m scripts.regress --merge --suite $(SUITE) --shards "$(SHARDS)"
 
 ## bench: the benchmarks (page table vs the chapter's, chip cycles per second, chip gather's
-##        indirection, a step's cost against context and pool size)
+##        indirection, a step's cost against context and pool size, the DMA's words per
+##        cycle on the AXI4 port against memory latency and stalls)
 bench: setup
 	$(PY) -m scripts.bench
 

@@ -43,6 +43,7 @@ class ErrorCode(IntEnum):
     BAD_ADDRESS = 2
     BAD_SIZE = 3
     BAD_PAGE = 4  # a paged instruction's block table names a page outside the pool
+    BUS_ERROR = 5  # the memory answered SLVERR or DECERR (hw/ISA.md, "Errors")
 
 
 FLAG_BT = 0x01  # MATMUL: B is stored transposed (n rows of k)
@@ -62,7 +63,7 @@ PARAMETER_RANGES: dict[str, tuple[int, int]] = {
     "K_MAX": (2, 255),  # k is an 8-bit field; a tile buffer needs an address bit
     "SRAM_WORDS": (2, 65536),  # SRAM addresses are 16-bit fields; the SRAM needs an address bit
     "EXT_WORDS": (4, 65536),  # room for one instruction; external addresses are 16 bits
-    "EXT_LAT": (1, 200),  # FETCH's 8-bit cycle counter counts to EXT_LAT + 3
+    "EXT_LAT": (1, 200),  # the ideal memory's read latency; mem_if's reads outstanding: L + 2
     "SM_MAX": (2, 32768),  # the softmax row memory: an address bit, addresses below 2^15
 }
 
@@ -280,9 +281,28 @@ def disassemble(words: Sequence[int]) -> list[Instr]:
 # --- cycle costs (hw/ISA.md, "Cycle costs") ---------------------------------------------------
 
 
+# The memory interface unit's pipeline (hw/ISA.md, "The memory interface unit"): a read stream
+# commanded in cycle c has its first word due in c + L + READ_STAGES (the AR register, the read
+# buffer); a fence is due FENCE_CYCLES after the stream's last push.
+READ_STAGES = 2
+FENCE_CYCLES = 3
+NO_FETCH_OVERHEAD = 2  # pc + 4 > EXT_WORDS: FETCH reads nothing (one cycle), then CHECK fails
+
+
+def read_cycles(words: int, cfg: ChipConfig) -> int:
+    """A read stream commanded in cycle 0 on the ideal memory: its last word is due in the
+    last of these cycles."""
+    return words + cfg.ext_lat + READ_STAGES
+
+
+def fetch_cycles(cfg: ChipConfig) -> int:
+    """FETCH: a read stream of the instruction's words."""
+    return read_cycles(WORDS_PER_INSTR, cfg)
+
+
 def overhead_cycles(cfg: ChipConfig) -> int:
     """FETCH + CHECK: paid by every instruction, HALT and a failing one included."""
-    return (WORDS_PER_INSTR + cfg.ext_lat) + 1
+    return fetch_cycles(cfg) + 1
 
 
 def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig) -> int:
@@ -335,19 +355,25 @@ def paged_geometry(instr: Instr) -> PagedGeometry:
 
 def paged_exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     """EXEC of a paged instruction that runs to the end (hw/ISA.md, "Cycle costs")."""
-    geo, lat = paged_geometry(instr), cfg.ext_lat
+    words = paged_geometry(instr).words
     table = table_phase_cycles(instr, cfg)
     if instr.op == Op.PLOAD:
-        return table + geo.words + lat
+        return table + read_cycles(words, cfg)
     if instr.op == Op.PSTORE:
-        return table + geo.words
-    return table + (geo.words + lat) + (geo.words + 1)
+        return table + words + FENCE_CYCLES  # its first scratchpad read is the verdict's cycle
+    return table + read_cycles(words, cfg) + store_cycles(words)
+
+
+def store_cycles(words: int) -> int:
+    """A STORE's: read the scratchpad, push a cycle later, the fence after the last push."""
+    return words + 1 + FENCE_CYCLES
 
 
 def table_phase_cycles(instr: Instr, cfg: ChipConfig) -> int:
-    """A paged instruction's table phase: the header and E entries read, one a cycle, until the
-    last one arrives. It is the whole EXEC of one stopped by BAD_PAGE."""
-    return paged_geometry(instr).entries + cfg.ext_lat + 1
+    """A paged instruction's table phase: a stream of the header in cycle 0, one of the E
+    entries in cycle 1, until the last one is due. It is the whole EXEC of one stopped by
+    BAD_PAGE."""
+    return 1 + read_cycles(paged_geometry(instr).entries, cfg)
 
 
 def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
@@ -358,9 +384,9 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     if op in PAGED_OPS:
         return paged_exec_cycles(instr, cfg)
     if op == Op.LOAD:
-        return instr.length + cfg.ext_lat
+        return read_cycles(instr.length, cfg)
     if op == Op.STORE:
-        return instr.length + 1
+        return store_cycles(instr.length)
     if op == Op.MATMUL:
         return matmul_cycles(instr.m, instr.k, instr.n, cfg)
     if op in (Op.VADD, Op.VMAX, Op.ARGMAX):

@@ -19,6 +19,7 @@ from model.isa import (
     FLAG_BT,
     FLAG_RAW,
     N_OPCODES,
+    NO_FETCH_OVERHEAD,
     PAGE_SHIFT_MAX,
     PAGED_OPS,
     PT_ENTRIES,
@@ -31,6 +32,7 @@ from model.isa import (
     assemble,
     decode,
     exec_cycles,
+    fetch_cycles,
     overhead_cycles,
     paged_geometry,
     table_phase_cycles,
@@ -124,6 +126,9 @@ class Counters:
     sm_max_len: int = counter("ev_sm_max_len", 16)  # the longest SOFTMAX len
     sm_range: int = counter("ev_sm_range", 8)  # the largest max - min of a SOFTMAX input
     pt_words: int = counter("ev_pt_words", 32)  # block-table words the paged ops read
+    # cycles frozen waiting on memory: 0 on the ideal memory the machine models, so not one of
+    # the cycle counters a step's cost is read from (CYCLE_NAMES); counted in cnt_total as well
+    wait: int = counter("cnt_wait", 32)
 
     def cycles(self) -> tuple[int, ...]:
         """The cycle counters (total first), in ISA.md's order."""
@@ -216,6 +221,18 @@ class RunResult:
         return {address: int(self.ext[address]) for address in self.written}
 
 
+@dataclass(frozen=True)
+class BusErrors:
+    """Word addresses where the memory answers SLVERR/DECERR (hw/ISA.md, "BUS_ERROR"): a read
+    of one returns 0, a write to one is refused; either stops the run after its instruction."""
+
+    read: frozenset[int] = frozenset()
+    write: frozenset[int] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.read or self.write)
+
+
 class MachineError(RuntimeError):
     """The program stopped on an error; carries what the chip would report."""
 
@@ -247,8 +264,10 @@ def run_instruction(instr: Instr, sram: np.ndarray, cfg: ChipConfig | None = Non
 class Machine:
     """One chip: external memory, scratchpad, counters. `run()` executes from address 0."""
 
-    def __init__(self, image, cfg: ChipConfig | None = None):
+    def __init__(self, image, cfg: ChipConfig | None = None,
+                 bus_errors: BusErrors | None = None):
         self.cfg = cfg or ChipConfig()
+        self.bus_errors = bus_errors or BusErrors()
         image = words(image)
         if image.size > self.cfg.ext_words:
             raise ValueError(
@@ -264,22 +283,33 @@ class Machine:
         """Execute until HALT or an error; with raise_on_error an error raises MachineError."""
         pc = 0
         while True:
+            if self.bus_errors.read.intersection(range(pc, pc + WORDS_PER_INSTR)):
+                self.counters.total += fetch_cycles(self.cfg)  # stopped after FETCH
+                return self._stop(ErrorCode.BUS_ERROR, pc, None, raise_on_error)
             instr, error = self._fetch_and_check(pc)
-            self.counters.total += overhead_cycles(self.cfg)
+            self.counters.total += overhead_cycles(self.cfg) if instr else NO_FETCH_OVERHEAD
             if error != ErrorCode.OK:
                 return self._stop(error, pc, instr, raise_on_error)
             self.counters.instr += 1
             self._count_op(Op(instr.op))
             if instr.op == Op.HALT:
                 return self._stop(ErrorCode.OK, pc, instr, raise_on_error)
-            if instr.op in PAGED_OPS and not self._pages_ok(instr):
-                return self._page_fault(pc, instr, raise_on_error)
-            self._execute(instr)
+            if self.bus_errors:
+                error = self._execute_on_bus_errors(instr)
+            elif instr.op in PAGED_OPS and not self._pages_ok(instr):
+                error = ErrorCode.BAD_PAGE
+            else:
+                self._execute(instr)
+            if error != ErrorCode.OK:
+                return self._paged_stop(pc, instr, error, raise_on_error)
             cost = exec_cycles(instr, self.cfg)
             self.counters.total += cost
             unit = UNIT_OF[Op(instr.op)]
             setattr(self.counters, unit, getattr(self.counters, unit) + cost)
             pc += WORDS_PER_INSTR
+            if self._bus_failed:
+                return self._stop(ErrorCode.BUS_ERROR, pc - WORDS_PER_INSTR, instr,
+                                  raise_on_error)
 
     def _count_op(self, op: Op) -> None:
         ops = list(self.counters.ops)
@@ -426,13 +456,68 @@ class Machine:
         used = (first + i.row + np.arange(i.length)) >> i.shift
         return bool((self.ext[i.a + 1 + np.unique(used)] < i.pages).all())
 
-    def _page_fault(self, pc: int, i: Instr, raise_on_error: bool) -> RunResult:
-        """Stop on BAD_PAGE: the table words were read, nothing was written."""
+    def _paged_stop(self, pc: int, i: Instr, error: ErrorCode,
+                    raise_on_error: bool) -> RunResult:
+        """Stop on BAD_PAGE (BUS_ERROR if a table word erred): the table words were read,
+        nothing was written."""
         cost = table_phase_cycles(i, self.cfg)
         self.counters.total += cost
         self.counters.dma += cost
         self.counters.pt_words += paged_geometry(i).table_words
-        return self._stop(ErrorCode.BAD_PAGE, pc, i, raise_on_error)
+        return self._stop(error, pc, i, raise_on_error)
+
+    # --- bus errors (hw/ISA.md, "BUS_ERROR") ---------------------------------------------------
+
+    _bus_failed = False  # the instruction just executed met a bus error
+
+    def _execute_on_bus_errors(self, i: Instr) -> ErrorCode:
+        """Execute with the memory's error addresses: the instruction reads 0 from one, its
+        write to one is refused. Returns BAD_PAGE or BUS_ERROR for a paged instruction stopped
+        after its table phase, else OK (and `_bus_failed` says whether it met an error)."""
+        read = np.array(sorted(self.bus_errors.read), dtype=np.int64)
+        write = np.array(sorted(self.bus_errors.write), dtype=np.int64)
+        kept_read, kept_write = self.ext[read].copy(), self.ext[write].copy()
+        was_stored = self.stored.copy()
+        self.ext[read] = 0
+        table = self._table_words(i)
+        if i.op in PAGED_OPS and not self._pages_ok(i):
+            self.ext[read] = kept_read
+            return (ErrorCode.BUS_ERROR if np.isin(table, read).any() else ErrorCode.BAD_PAGE)
+        reads, writes = self._data_addresses(i)
+        self._execute(i)
+        unwritten = ~(self.stored[read] & ~was_stored[read])  # not written by this instruction
+        self.ext[read[unwritten]] = kept_read[unwritten]
+        refused = np.isin(write, writes)
+        self.ext[write[refused]] = kept_write[refused]
+        self.stored[write[refused]] = was_stored[write[refused]]
+        self._bus_failed = bool(np.isin(np.concatenate([table, reads]), read).any()
+                                or refused.any())
+        return ErrorCode.OK
+
+    def _table_words(self, i: Instr) -> np.ndarray:
+        """The block-table words a paged instruction reads (none for the others)."""
+        if i.op not in PAGED_OPS:
+            return np.zeros(0, dtype=np.int64)
+        geo = paged_geometry(i)
+        start = i.a + 1 + geo.first_entry
+        return np.array([i.a, *range(start, start + geo.entries)], dtype=np.int64)
+
+    def _data_addresses(self, i: Instr) -> tuple[np.ndarray, np.ndarray]:
+        """(read, written) external addresses of an instruction's data, not its table."""
+        none = np.zeros(0, dtype=np.int64)
+        span = np.arange(i.a, i.a + i.length, dtype=np.int64)
+        if i.op == Op.LOAD:
+            return span, none
+        if i.op == Op.STORE:
+            return none, span
+        if i.op == Op.PCOPY:
+            slots = i.row + np.arange(i.length)
+            src, dst = (int(self.ext[i.a + k]) << i.shift for k in (0, 1))
+            return self._pool_words(i, src | slots), self._pool_words(i, dst | slots)
+        if i.op in (Op.PLOAD, Op.PSTORE):
+            rows = self._pool_words(i, self._table_rows(i))
+            return (rows, none) if i.op == Op.PLOAD else (none, rows)
+        return none, none
 
     def _pool_words(self, i: Instr, pool_rows: np.ndarray) -> np.ndarray:
         """External addresses of the rows' words, row by row."""
@@ -461,6 +546,7 @@ class Machine:
         self.counters.pt_words += geo.table_words
 
 
-def run(image, cfg: ChipConfig | None = None, raise_on_error: bool = False) -> RunResult:
+def run(image, cfg: ChipConfig | None = None, raise_on_error: bool = False,
+        bus_errors: BusErrors | None = None) -> RunResult:
     """Run the program at address 0 of `image` (a sequence of words) on a fresh machine."""
-    return Machine(image, cfg).run(raise_on_error=raise_on_error)
+    return Machine(image, cfg, bus_errors).run(raise_on_error=raise_on_error)

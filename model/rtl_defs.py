@@ -45,6 +45,37 @@ class ControllerState(IntEnum):
     DONE = 4  # the run has stopped
 
 
+# The AXI4 port (hw/ISA.md, "The AXI4 manager port"): the read bursts the memory interface unit
+# keeps outstanding at most, and the protocol checker's names (hw/tb/axi_checker.v): a
+# violation is reported as (cycle, channel, rule), and verif names them from these.
+AXI_READS_MAX = 256
+
+
+class AxiChannel(IntEnum):
+    """The five channels of an AXI4 port."""
+
+    AR = 1
+    R = 2
+    AW = 3
+    W = 4
+    B = 5
+
+
+class AxiRule(IntEnum):
+    """The protocol checker's rules; NONE: no violation."""
+
+    NONE = 0
+    VALID_DROPPED = 1  # a valid fell before its ready
+    PAYLOAD_CHANGED = 2  # the payload changed while valid waited for ready
+    BURST_SHAPE = 3  # not INCR with 4-byte beats at a 4-byte aligned address
+    CROSSES_4K = 4  # a burst crosses a 4 KB boundary
+    WLAST = 5  # a write burst's beats up to wlast differ from its AW's length
+    EXTRA_B = 6  # a B with no completed write burst left to answer
+    RLAST = 7  # rlast not on exactly the last beat of the read burst
+    EXTRA_R = 8  # an R beat with no read outstanding
+    READS_OUTSTANDING = 9  # an AR beyond the reads outstanding the manager declares
+
+
 HEADER_PATH = HW_DIR / "rtl" / "chip_defs.vh"
 OPCODE_FILTER_PATH = HW_DIR / "gtkwave" / "opcode.filter"
 STATE_FILTER_PATH = HW_DIR / "gtkwave" / "state.filter"
@@ -118,6 +149,14 @@ def _state_lines() -> list[str]:
             *(_define(f"CTL_{s.name}", _sized(s, bits)) for s in ControllerState)]
 
 
+def _axi_lines() -> list[str]:
+    return ["// the AXI4 port (model.rtl_defs; hw/ISA.md, \"The AXI4 manager port\") and the",
+            "// protocol checker's channel and rule codes (hw/tb/axi_checker.v)",
+            _define("AXI_READS_MAX", AXI_READS_MAX, "read bursts outstanding, at most"),
+            *(_define(f"AXI_CH_{c.name}", _sized(c, 3)) for c in AxiChannel),
+            *(_define(f"AXI_RULE_{r.name}", _sized(r, 4)) for r in AxiRule)]
+
+
 def _counter_lines() -> list[str]:
     lines = ["// the counters bus (model.machine.COUNTER_FIELDS; hw/ISA.md, \"Counters\"):",
              "// counter X is counters[`X], `X_W bits from bit `X_LSB; ev_ops holds one",
@@ -135,7 +174,8 @@ def _counter_lines() -> list[str]:
 
 def render_header() -> str:
     """The text of hw/rtl/chip_defs.vh."""
-    sections = [_parameter_lines(), _isa_lines(), _state_lines(), _counter_lines()]
+    sections = [_parameter_lines(), _isa_lines(), _state_lines(), _axi_lines(),
+                _counter_lines()]
     body = "".join("\n" + "".join(f"{line}\n" for line in section) for section in sections)
     return f"{_BANNER}{body}\n`endif\n"
 

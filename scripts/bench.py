@@ -1,16 +1,16 @@
 """`make bench`: the benchmarks, each printing ratios measured in one run (verif.bench).
 
-    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [-- OPTIONS]
+    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [-- OPTIONS]
 
 Default: all of them. OPTIONS go to the testbench benchmark (``-- --sim verilator``).
 """
 
 import sys
 
-from verif.bench import chip, gather, paged, scaling, testbench
+from verif.bench import axi, chip, gather, paged, scaling, testbench
 
 BENCHMARKS = {"paged": paged.main, "chip": chip.main, "testbench": testbench.main,
-              "gather": gather.main, "scaling": scaling.main}
+              "gather": gather.main, "scaling": scaling.main, "axi": axi.main}
 
 
 def main(argv: list[str]) -> int:

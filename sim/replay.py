@@ -32,7 +32,8 @@ from sim.runner import (
 
 MAGIC = 0x52504C59
 END_MARKER = 0x454E4421
-HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "ext_mem.v"]
+HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "axi_ram.v",
+           TB_DIR / "axi_checker.v"]
 COUNTER_WORDS = -(-COUNTERS_W // 32)  # the counters bus in 32-bit words (replay_tb.v's too)
 
 
@@ -208,6 +209,9 @@ def describe_mismatch(values: dict[str, str]) -> str:
             problems.append(f"{name} expected {values[f'{name}_want']} "
                             f"got {values[f'{name}_got']}")
     problems += _counter_differences(values["counters_want"], values["counters_got"])
+    if values.get("axi_violations", "0") != "0":
+        problems.append(f"the AXI4 port broke a protocol rule in {values['axi_violations']} "
+                        f"cycles (the simulator log names the first)")
     return f"record {values['record']}: " + "; ".join(problems)
 
 

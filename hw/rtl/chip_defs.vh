@@ -55,6 +55,7 @@
 `define ERR_BAD_ADDRESS          4'd2
 `define ERR_BAD_SIZE             4'd3
 `define ERR_BAD_PAGE             4'd4
+`define ERR_BUS_ERROR            4'd5
 
 // the SOFTMAX divider's width (model.isa.DIV_W; it sets SOFTMAX's cycle cost)
 `define DIV_W                    32
@@ -71,11 +72,30 @@
 `define CTL_EXEC                 3'd3
 `define CTL_DONE                 3'd4
 
+// the AXI4 port (model.rtl_defs; hw/ISA.md, "The AXI4 manager port") and the
+// protocol checker's channel and rule codes (hw/tb/axi_checker.v)
+`define AXI_READS_MAX            256             // read bursts outstanding, at most
+`define AXI_CH_AR                3'd1
+`define AXI_CH_R                 3'd2
+`define AXI_CH_AW                3'd3
+`define AXI_CH_W                 3'd4
+`define AXI_CH_B                 3'd5
+`define AXI_RULE_NONE            4'd0
+`define AXI_RULE_VALID_DROPPED   4'd1
+`define AXI_RULE_PAYLOAD_CHANGED 4'd2
+`define AXI_RULE_BURST_SHAPE     4'd3
+`define AXI_RULE_CROSSES_4K      4'd4
+`define AXI_RULE_WLAST           4'd5
+`define AXI_RULE_EXTRA_B         4'd6
+`define AXI_RULE_RLAST           4'd7
+`define AXI_RULE_EXTRA_R         4'd8
+`define AXI_RULE_READS_OUTSTANDING 4'd9
+
 // the counters bus (model.machine.COUNTER_FIELDS; hw/ISA.md, "Counters"):
 // counter X is counters[`X], `X_W bits from bit `X_LSB; ev_ops holds one
 // `EV_OPS_COUNT_W-bit count per opcode, opcode i at
 // [`EV_OPS_LSB + `EV_OPS_COUNT_W*i +: `EV_OPS_COUNT_W]
-`define COUNTERS_W               488
+`define COUNTERS_W               520
 `define CNT_TOTAL_W              32
 `define CNT_TOTAL_LSB            0
 `define CNT_TOTAL                31:0
@@ -113,5 +133,8 @@
 `define EV_PT_WORDS_W            32
 `define EV_PT_WORDS_LSB          456
 `define EV_PT_WORDS              487:456
+`define CNT_WAIT_W               32
+`define CNT_WAIT_LSB             488
+`define CNT_WAIT                 519:488
 
 `endif

@@ -7,16 +7,23 @@
 // `counters` bus that chip_defs.vh lays out.
 //
 // Per instruction (hw/ISA.md, "Cycle costs"):
-//   FETCH  4 + EXT_LAT cycles: the four words are requested in cycles 0..3 and arrive in cycles
-//          EXT_LAT .. EXT_LAT+3 (no request is made when pc .. pc+3 is outside external memory)
+//   FETCH  cycle 0 commands a read stream of the four words pc .. pc+3 from the memory
+//          interface unit (mem_if.v), and FETCH ends with the cycle the fourth word arrives
+//          (EXT_LAT + 6 cycles on the ideal memory). When pc .. pc+3 is outside external memory
+//          nothing is read and FETCH is that one cycle. A bus error on a fetched word stops the
+//          run there, with BUS_ERROR.
 //   CHECK  1 cycle: the error checks; a failing check or HALT stops the run here, otherwise the
 //          unit's one-cycle command is raised in this cycle
 //   EXEC   the unit's cycles, ending with the cycle in which the unit raises its `done`; a paged
 //          instruction whose block table names a page outside the pool raises `unit_fault` with
-//          it, and the run stops with BAD_PAGE (hw/ISA.md, "Errors")
+//          it, and the run stops with BAD_PAGE (hw/ISA.md, "Errors"); a bus error during EXEC
+//          stops it there with BUS_ERROR
 // The instruction register is held during EXEC: the units read their operand fields from it.
+//
+// In a cycle with `stall` high (the memory interface unit waits on memory) nothing here
+// changes but cnt_total and cnt_wait: the controller and its counters follow the ideal memory's
+// schedule in the other cycles (hw/ISA.md, "Exact by construction").
 module controller #(
-    parameter EXT_LAT    = `EXT_LAT_DEFAULT,       // external read latency in cycles
     parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external words the chip may address
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
     parameter K_MAX      = `K_MAX_DEFAULT,         // the longest MATMUL reduction
@@ -32,11 +39,14 @@ module controller #(
     output reg  [`ERROR_W-1:0] error,
     output reg  [15:0] error_pc,
 
-    // external memory, instruction fetch side (the DMA owns the port during EXEC)
-    output wire        mem_req,
-    output wire [15:0] mem_addr,
-    input  wire        mem_rvalid,
-    input  wire [31:0] mem_rdata,
+    // the memory interface unit: the fetch's read stream (the units own it during EXEC)
+    input  wire        stall,        // this cycle is frozen
+    input  wire        bus_err,      // a bus error since start
+    output wire        mem_clear,    // the run starts: clears bus_err
+    output wire        fetch_cmd,    // a read stream of 4 words at fetch_addr
+    output wire [15:0] fetch_addr,
+    input  wire        rd_valid,     // a word arrives
+    input  wire [31:0] rd_data,
 
     // decoded fields of the current instruction, stable during EXEC
     output wire [7:0]  op_m,
@@ -79,14 +89,12 @@ module controller #(
     output wire [`COUNTERS_W-1:0] counters
 );
 
-localparam [7:0]  FETCH_LAST = EXT_LAT[7:0] + 8'd3;    // last cycle of FETCH
 localparam [31:0] EXT_LIMIT  = EXT_WORDS[31:0];     // the memory sizes, as 32-bit operands
 localparam [31:0] SRAM_LIMIT = SRAM_WORDS[31:0];
 localparam [31:0] K_LIMIT    = K_MAX[31:0];
 localparam [31:0] SM_LIMIT   = SM_MAX[31:0];
 
 initial begin
-    `CHECK_RANGE("EXT_LAT", EXT_LAT, `EXT_LAT_LO, `EXT_LAT_HI)
     `CHECK_RANGE("EXT_WORDS", EXT_WORDS, `EXT_WORDS_LO, `EXT_WORDS_HI)
     `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
     `CHECK_RANGE("K_MAX", K_MAX, `K_MAX_LO, `K_MAX_HI)
@@ -94,7 +102,7 @@ initial begin
 end
 
 reg [`CTL_STATE_W-1:0] state_reg;
-reg [7:0]   fcnt_reg;       // FETCH: cycle number
+reg [2:0]   fcnt_reg;       // FETCH: 0 in its first cycle, then 1 + the words arrived
 reg [16:0]  pc_reg;         // address of the current instruction (17 bits: pc + 4 may be 65536)
 reg [127:0] ir_reg;         // the instruction: word 0 in [31:0] .. word 3 in [127:96]
 
@@ -234,12 +242,13 @@ wire launch   = passes && (opcode != `OP_HALT);
 
 wire fetching = (state_reg == `CTL_FETCH);
 wire in_exec  = (state_reg == `CTL_EXEC);
-wire [16:0] fetch_addr = pc_reg + {9'd0, fcnt_reg};
+wire fetch_first = fetching && (fcnt_reg == 3'd0);
+wire fetch_last  = fetching && (fcnt_reg == 3'd4) && rd_valid;    // the fourth word arrives
 
 assign busy     = fetching || checking || in_exec;
 assign done     = (state_reg == `CTL_DONE);
-assign mem_req  = fetching && fetch_ok && (fcnt_reg < 8'd4);
-assign mem_addr = fetch_addr[15:0];
+assign fetch_cmd  = fetch_first && fetch_ok;
+assign fetch_addr = pc_reg[15:0];
 
 assign go_load    = launch && (opcode == `OP_LOAD);
 assign go_store   = launch && (opcode == `OP_STORE);
@@ -265,31 +274,41 @@ wire sm_finish = sel_sm && unit_done;    // the softmax unit's last cycle
 wire idle     = (state_reg == `CTL_IDLE) || (state_reg == `CTL_DONE);
 wire starting = idle && start;
 
+assign mem_clear = starting;
+
 always @(posedge clk) begin
     if (rst) begin
         state_reg <= `CTL_IDLE;
-        fcnt_reg  <= 8'd0;
+        fcnt_reg  <= 3'd0;
         pc_reg    <= 17'd0;
         ir_reg    <= 128'd0;
         error     <= `ERR_OK;
         error_pc  <= 16'd0;
-    end else begin
+    end else if (!stall) begin
         case (state_reg)
             `CTL_IDLE, `CTL_DONE: begin
                 if (start) begin
                     state_reg <= `CTL_FETCH;
-                    fcnt_reg  <= 8'd0;
+                    fcnt_reg  <= 3'd0;
                     pc_reg    <= 17'd0;
                     error     <= `ERR_OK;
                     error_pc  <= 16'd0;
                 end
             end
             `CTL_FETCH: begin
-                if (mem_rvalid) begin
-                    ir_reg <= {mem_rdata, ir_reg[127:32]};
+                if (rd_valid) begin
+                    ir_reg <= {rd_data, ir_reg[127:32]};
                 end
-                fcnt_reg <= fcnt_reg + 8'd1;
-                if (fcnt_reg == FETCH_LAST) begin
+                if (fetch_first || rd_valid) begin
+                    fcnt_reg <= fcnt_reg + 3'd1;
+                end
+                if (fetch_first && !fetch_ok) begin
+                    state_reg <= `CTL_CHECK;    // nothing to read: the check fails
+                end else if (fetch_last && bus_err) begin
+                    state_reg <= `CTL_DONE;
+                    error     <= `ERR_BUS_ERROR;
+                    error_pc  <= pc_reg[15:0];
+                end else if (fetch_last) begin
                     state_reg <= `CTL_CHECK;
                 end
             end
@@ -303,13 +322,17 @@ always @(posedge clk) begin
                 end
             end
             `CTL_EXEC: begin
-                if (unit_done && unit_fault) begin
+                if (unit_done && bus_err) begin
+                    state_reg <= `CTL_DONE;
+                    error     <= `ERR_BUS_ERROR;
+                    error_pc  <= pc_reg[15:0];
+                end else if (unit_done && unit_fault) begin
                     state_reg <= `CTL_DONE;
                     error     <= `ERR_BAD_PAGE;
                     error_pc  <= pc_reg[15:0];
                 end else if (unit_done) begin
                     state_reg <= `CTL_FETCH;
-                    fcnt_reg  <= 8'd0;
+                    fcnt_reg  <= 3'd0;
                     pc_reg    <= pc_reg + 17'd4;
                 end
             end
@@ -335,6 +358,7 @@ reg [`EV_DMA_WORDS_W-1:0]  ev_dma_words;
 reg [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len;
 reg [`EV_SM_RANGE_W-1:0]   ev_sm_range;
 reg [`EV_PT_WORDS_W-1:0]   ev_pt_words;
+reg [`CNT_WAIT_W-1:0]      cnt_wait;
 
 assign counters[`CNT_TOTAL]     = cnt_total;
 assign counters[`CNT_DMA]       = cnt_dma;
@@ -348,6 +372,7 @@ assign counters[`EV_DMA_WORDS]  = ev_dma_words;
 assign counters[`EV_SM_MAX_LEN] = ev_sm_max_len;
 assign counters[`EV_SM_RANGE]   = ev_sm_range;
 assign counters[`EV_PT_WORDS]   = ev_pt_words;
+assign counters[`CNT_WAIT]      = cnt_wait;
 
 integer op;    // ev_ops: the opcode whose count is updated
 
@@ -365,6 +390,10 @@ always @(posedge clk) begin
         ev_sm_max_len <= {`EV_SM_MAX_LEN_W{1'b0}};
         ev_sm_range   <= {`EV_SM_RANGE_W{1'b0}};
         ev_pt_words   <= {`EV_PT_WORDS_W{1'b0}};
+        cnt_wait      <= {`CNT_WAIT_W{1'b0}};
+    end else if (stall) begin    // frozen: only the cycle counts
+        cnt_total <= cnt_total + 1'b1;
+        cnt_wait  <= cnt_wait + 1'b1;
     end else begin
         if (busy) begin
             cnt_total <= cnt_total + 1'b1;
@@ -410,7 +439,7 @@ end
 
 // a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536;
 // the paged DMA takes the rest of the paged geometry from its own instance
-wire unused_controller = &{1'b0, fetch_addr[16], pg_page_rows, pg_first_entry, pg_entries};
+wire unused_controller = &{1'b0, pc_reg[16], pg_page_rows, pg_first_entry, pg_entries};
 
 endmodule
 

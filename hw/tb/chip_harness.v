@@ -1,24 +1,30 @@
 `default_nettype none
 `include "chip_defs.vh"
-// chip_harness: the cocotb toplevel of the whole chip: chip_top wired to ext_mem.
+// chip_harness: the cocotb toplevel of the whole chip: chip_top's AXI4 port wired to axi_ram
+// (the external memory, its profile set per run by plusargs: axi_ram.v), with axi_checker on
+// the port in every run.
 //
 // A test backdoor-loads the external memory (u_mem.mem[i], 32-bit words), pulses start for one
-// cycle, awaits done, then reads the counters bus (chip_defs.vh) and the memory. The
-// memory port is also brought out, for monitors. The SRAM array is u_chip.u_sram.mem[i]
-// (cleared by the testbench when a test starts, verif/kit/bfm.py's power_up).
+// cycle, awaits done, then reads the counters bus (chip_defs.vh) and the memory. The words
+// written are also brought out (mem_req = mem_we high for each W beat accepted, with its word
+// address and data), for monitors; so are the protocol checker's verdict (axi_violations: 0
+// when the port kept every rule; else the first one's cycle, channel and rule,
+// model.rtl_defs.AxiChannel and AxiRule) and the delays the memory inserted (mem_stalls:
+// axi_ram.v's stall_counts). The SRAM array is u_chip.u_sram.mem[i] (cleared by the
+// testbench when a test starts, verif/kit/bfm.py's power_up).
 //
-// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/env/launch.py), the harness makes its
-// own clock, a 10 ns period (verif/kit/bfm.py's CLOCK_NS), and clk is an internal register, not
+// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/env/launch.py), the harness makes
+// its own clock, a 10 ns period (verif/kit/bfm.py's CLOCK_NS), and clk is an internal register, not
 // a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
 // Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
 //
 // With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/env/launch.py, not replay_tb.v),
 // the harness also keeps, for the testbench to read after done instead of a Python callback
 // per cycle (verif/agents/chip/write_monitor.py, verif/kit/bfm.py):
-//   * a write log: every cycle with mem_req and mem_we both 1 (exactly 1: an X or Z strobe
-//     writes nothing, as in ext_mem.v) appends {mem_addr, mem_wdata} at the rising edge that
-//     ends the cycle (the edge ext_mem.v stores it at) to wlog[wlog_count % WLOG_WORDS], and
-//     wlog_count (free-running from reset) counts every write ever made;
+//   * a write log: every W beat the memory accepts (exactly: an X or Z handshake writes
+//     nothing) appends {word address, data} at the rising edge that ends its cycle (the edge
+//     axi_ram.v stores it at) to wlog[wlog_count % WLOG_WORDS], and wlog_count (free-running
+//     from reset) counts every write ever made;
 //   * a cycle watchdog: watchdog_limit (set by the testbench before start) cycles after start,
 //     while done is low, watchdog_expired rises; start clears it.
 // HDL_RECORD tells a testbench which way it was built.
@@ -42,13 +48,18 @@ module chip_harness #(
     output wire [15:0] error_pc,
     output wire [`COUNTERS_W-1:0] counters,    // counter X at counters[`X] (hw/ISA.md, "Counters")
 
-    // the external memory port, observed
+    // the words written to external memory, observed (one per W beat accepted)
     output wire        mem_req,
     output wire        mem_we,
     output wire [15:0] mem_addr,
     output wire [31:0] mem_wdata,
-    output wire        mem_rvalid,
-    output wire [31:0] mem_rdata
+
+    // the protocol checker's verdict and the memory's inserted delays, read after done
+    output wire [31:0] axi_violations,
+    output wire [31:0] axi_first_cycle,
+    output wire [2:0]  axi_first_channel,
+    output wire [3:0]  axi_first_rule,
+    output wire [6*32-1:0] mem_stalls
 );
 
 `ifdef CHIP_HARNESS_CLOCK
@@ -72,7 +83,7 @@ reg [31:0] wlog_count;
 always @(posedge clk) begin
     if (rst) begin
         wlog_count <= 32'd0;
-    end else if (mem_req === 1'b1 && mem_we === 1'b1) begin
+    end else if (w_event === 1'b1) begin
         wlog[wlog_count % WLOG_WORDS] <= {mem_addr, mem_wdata};
         wlog_count <= wlog_count + 32'd1;
     end
@@ -98,6 +109,15 @@ localparam [0:0] HDL_RECORD = 1'b0;
 
 wire unused_hdl_record = HDL_RECORD;
 
+wire [0:0]  arid, rid, awid, bid;
+wire [31:0] araddr, rdata, awaddr, wdata;
+wire [7:0]  arlen, awlen;
+wire [2:0]  arsize, awsize;
+wire [1:0]  arburst, rresp, awburst, bresp;
+wire [3:0]  wstrb;
+wire        arvalid, arready, rlast, rvalid, rready, awvalid, awready;
+wire        wlast, wvalid, wready, bvalid, bready;
+
 chip_top #(
     .ARRAY_N    (ARRAY_N),
     .K_MAX      (K_MAX),
@@ -113,27 +133,120 @@ chip_top #(
     .done       (done),
     .error      (error),
     .error_pc   (error_pc),
-    .mem_req    (mem_req),
-    .mem_we     (mem_we),
-    .mem_addr   (mem_addr),
-    .mem_wdata  (mem_wdata),
-    .mem_rvalid (mem_rvalid),
-    .mem_rdata  (mem_rdata),
+    .m_axi_arid    (arid),
+    .m_axi_araddr  (araddr),
+    .m_axi_arlen   (arlen),
+    .m_axi_arsize  (arsize),
+    .m_axi_arburst (arburst),
+    .m_axi_arvalid (arvalid),
+    .m_axi_arready (arready),
+    .m_axi_rid     (rid),
+    .m_axi_rdata   (rdata),
+    .m_axi_rresp   (rresp),
+    .m_axi_rlast   (rlast),
+    .m_axi_rvalid  (rvalid),
+    .m_axi_rready  (rready),
+    .m_axi_awid    (awid),
+    .m_axi_awaddr  (awaddr),
+    .m_axi_awlen   (awlen),
+    .m_axi_awsize  (awsize),
+    .m_axi_awburst (awburst),
+    .m_axi_awvalid (awvalid),
+    .m_axi_awready (awready),
+    .m_axi_wdata   (wdata),
+    .m_axi_wstrb   (wstrb),
+    .m_axi_wlast   (wlast),
+    .m_axi_wvalid  (wvalid),
+    .m_axi_wready  (wready),
+    .m_axi_bid     (bid),
+    .m_axi_bresp   (bresp),
+    .m_axi_bvalid  (bvalid),
+    .m_axi_bready  (bready),
     .counters   (counters)
 );
 
-ext_mem #(
+wire w_event;
+
+axi_ram #(
     .WORDS (EXT_WORDS),
     .LAT   (EXT_LAT)
 ) u_mem (
-    .clk    (clk),
-    .rst    (rst),
-    .req    (mem_req),
-    .we     (mem_we),
-    .addr   (mem_addr),
-    .wdata  (mem_wdata),
-    .rvalid (mem_rvalid),
-    .rdata  (mem_rdata)
+    .clk           (clk),
+    .rst           (rst),
+    .s_axi_arid    (arid),
+    .s_axi_araddr  (araddr),
+    .s_axi_arlen   (arlen),
+    .s_axi_arsize  (arsize),
+    .s_axi_arburst (arburst),
+    .s_axi_arvalid (arvalid),
+    .s_axi_arready (arready),
+    .s_axi_rid     (rid),
+    .s_axi_rdata   (rdata),
+    .s_axi_rresp   (rresp),
+    .s_axi_rlast   (rlast),
+    .s_axi_rvalid  (rvalid),
+    .s_axi_rready  (rready),
+    .s_axi_awid    (awid),
+    .s_axi_awaddr  (awaddr),
+    .s_axi_awlen   (awlen),
+    .s_axi_awsize  (awsize),
+    .s_axi_awburst (awburst),
+    .s_axi_awvalid (awvalid),
+    .s_axi_awready (awready),
+    .s_axi_wdata   (wdata),
+    .s_axi_wstrb   (wstrb),
+    .s_axi_wlast   (wlast),
+    .s_axi_wvalid  (wvalid),
+    .s_axi_wready  (wready),
+    .s_axi_bid     (bid),
+    .s_axi_bresp   (bresp),
+    .s_axi_bvalid  (bvalid),
+    .s_axi_bready  (bready),
+    .w_event       (w_event),
+    .w_event_addr  (mem_addr),
+    .w_event_data  (mem_wdata),
+    .stall_counts  (mem_stalls)
+);
+
+assign mem_req    = w_event;
+assign mem_we     = w_event;
+
+axi_checker u_axi_checker (
+    .clk           (clk),
+    .rst           (rst),
+    .arid          (arid),
+    .araddr        (araddr),
+    .arlen         (arlen),
+    .arsize        (arsize),
+    .arburst       (arburst),
+    .arvalid       (arvalid),
+    .arready       (arready),
+    .rid           (rid),
+    .rdata         (rdata),
+    .rresp         (rresp),
+    .rlast         (rlast),
+    .rvalid        (rvalid),
+    .rready        (rready),
+    .awid          (awid),
+    .awaddr        (awaddr),
+    .awlen         (awlen),
+    .awsize        (awsize),
+    .awburst       (awburst),
+    .awvalid       (awvalid),
+    .awready       (awready),
+    .wdata         (wdata),
+    .wstrb         (wstrb),
+    .wlast         (wlast),
+    .wvalid        (wvalid),
+    .wready        (wready),
+    .bid           (bid),
+    .bresp         (bresp),
+    .bvalid        (bvalid),
+    .bready        (bready),
+    .first_cycle   (axi_first_cycle),
+    .first_channel (axi_first_channel),
+    .first_rule    (axi_first_rule),
+    .violations    (axi_violations)
 );
 
 endmodule
@@ -141,14 +254,14 @@ endmodule
 `default_nettype wire
 
 `ifdef VERILATOR
-// What cocotb reaches through VPI (verif/kit/bfm.py, verif/agents/chip/monitor.py), so that a build can drop
-// cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
+// What cocotb reaches through VPI (verif/kit/bfm.py, verif/agents/chip/monitor.py), so that a
+// build can drop cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
 // Waveforms do not depend on this: --trace records every signal either way.
 // "*" on chip_harness covers its ports: status, the counters bus, the memory port, and the
 // HDL_CLOCK localparam; inside the chip, only the scratchpad's array (cleared by backdoor when
 // a test starts, as a new simulator process would find it).
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
-public_flat_rw -module "ext_mem" -var "mem"
+public_flat_rw -module "axi_ram" -var "mem"
 public_flat_rw -module "sram" -var "mem"
 `endif

@@ -6,10 +6,10 @@
 //
 // Usage (Icarus, then Verilator):
 //   $ iverilog -g2012 -I hw/rtl -s replay_tb -o replay.vvp hw/tb/replay_tb.v \
-//         hw/tb/chip_harness.v hw/tb/ext_mem.v hw/rtl/*.v
+//         hw/tb/chip_harness.v hw/tb/axi_ram.v hw/tb/axi_checker.v hw/rtl/*.v
 //   $ vvp -n replay.vvp +records=records.hex
 //   $ verilator --binary --timing -Ihw/rtl --top-module replay_tb hw/tb/replay_tb.v \
-//         hw/tb/chip_harness.v hw/tb/ext_mem.v hw/rtl/*.v
+//         hw/tb/chip_harness.v hw/tb/axi_ram.v hw/tb/axi_checker.v hw/rtl/*.v
 //   $ obj_dir/Vreplay_tb +records=records.hex
 // The chip parameters are this module's parameters (for example -P replay_tb.EXT_LAT=3 on
 // Icarus, -GEXT_LAT=3 on Verilator). Plusargs: +records=<file> (default: the REPLAY_RECORDS
@@ -38,8 +38,9 @@
 // for sim/replay.py to read (it names the differing counters from the bus layout):
 //   mismatch record=<r> timeout=<0|1> memory_diffs=<n> first_address=<a> memory_want=<hex>
 //            memory_got=<hex> error_want=<d> error_got=<d> error_pc_want=<d> error_pc_got=<d>
-//            counters_want=<hex> counters_got=<hex>
-//       (on one line) for each record that differs;
+//            counters_want=<hex> counters_got=<hex> axi_violations=<n>
+//       (on one line) for each record that differs (axi_violations: the cycles in which the
+//       protocol checker on the AXI4 port saw a rule broken; a record with any differs);
 //   result status=<pass|fail> records=<n> failed=<k> cycles=<sum of the records' cnt_total>
 //   result status=error reason=<cannot-open|bad-magic>
 //   result status=error reason=malformed word=<words read> record=<r>
@@ -75,9 +76,13 @@ wire                     busy, done;
 wire [`ERROR_W-1:0]      error;
 wire [15:0]              error_pc;
 wire [`COUNTERS_W-1:0]   counters;
-wire        mem_req, mem_we, mem_rvalid;
+wire        mem_req, mem_we;
 wire [15:0] mem_addr;
-wire [31:0] mem_wdata, mem_rdata;
+wire [31:0] mem_wdata;
+wire [31:0] axi_violations, axi_first_cycle;
+wire [2:0]  axi_first_channel;
+wire [3:0]  axi_first_rule;
+wire [6*32-1:0] mem_stalls;
 
 chip_harness #(
     .ARRAY_N    (ARRAY_N),
@@ -99,14 +104,19 @@ chip_harness #(
     .mem_we     (mem_we),
     .mem_addr   (mem_addr),
     .mem_wdata  (mem_wdata),
-    .mem_rvalid (mem_rvalid),
-    .mem_rdata  (mem_rdata)
+    .axi_violations    (axi_violations),
+    .axi_first_cycle   (axi_first_cycle),
+    .axi_first_channel (axi_first_channel),
+    .axi_first_rule    (axi_first_rule),
+    .mem_stalls        (mem_stalls)
 );
 
 always #5 clk = !clk;
 
-// the harness's observation ports are not needed here
-wire unused_ports = &{1'b0, busy, mem_req, mem_we, mem_addr, mem_wdata, mem_rvalid, mem_rdata};
+// the harness's observation ports are not needed here (the protocol checker $displays a
+// violation, and a record whose run broke a rule fails: see run_record)
+wire unused_ports = &{1'b0, busy, mem_req, mem_we, mem_addr, mem_wdata, axi_first_cycle,
+                      axi_first_channel, axi_first_rule, mem_stalls};
 
 // ---------------------------------------------------------------------------------------------
 // the record file, read one word at a time
@@ -256,7 +266,7 @@ task run_record;
         end
         if (!parse_bad) begin
             total_cycles = total_cycles + {32'd0, counters[`CNT_TOTAL]};
-            if (timed_out || mem_bad != 0 || got_error !== want_error ||
+            if (timed_out || mem_bad != 0 || got_error !== want_error || axi_violations != 0 ||
                 got_error_pc !== want_error_pc || got_counters !== want_counters) begin
                 n_fail = n_fail + 1;
                 $write("mismatch record=%0d timeout=%0d memory_diffs=%0d first_address=%0d",
@@ -264,7 +274,8 @@ task run_record;
                 $write(" memory_want=%h memory_got=%h", first_want, first_got);
                 $write(" error_want=%0d error_got=%0d error_pc_want=%0d error_pc_got=%0d",
                        want_error, got_error, want_error_pc, got_error_pc);
-                $write(" counters_want=%h counters_got=%h\n", want_counters, got_counters);
+                $write(" counters_want=%h counters_got=%h axi_violations=%0d\n", want_counters,
+                       got_counters, axi_violations);
             end
         end
     end

@@ -15,7 +15,7 @@ from model.exp_table import EXP
 from model.isa import ChipConfig, ErrorCode, Op
 
 CFG = ChipConfig()
-OVERHEAD = 4 + CFG.ext_lat + 1  # fetch 4 words + latency, one check cycle
+OVERHEAD = (4 + CFG.ext_lat + 2) + 1  # fetch: a stream of 4 words on the ideal memory; check
 
 
 def op_counts(*counts: int) -> tuple[int, ...]:
@@ -152,18 +152,18 @@ def test_vadd_and_matmul_count_saturations():
 
 
 def test_cycle_counters_of_a_hand_counted_program():
-    # LOAD 5: 5 + L; MATMUL 1x3x6 on a 4x4 array: two tiles (1+4)*3+1+(3+7)+4 and
-    # (1+2)*3+1+(3+7)+2, plus the set-up cycle; VADD 6: 7; SOFTMAX 3: 36*3+2; STORE 6: 7.
+    # LOAD 30: 30 + L + 2; MATMUL 1x3x6 on a 4x4 array: two tiles (1+4)*3+1+(3+7)+4 and
+    # (1+2)*3+1+(3+7)+2, plus the set-up cycle; VADD 6: 7; SOFTMAX 3: 36*3+2; STORE 6: 6 + 4.
     program = [isa.load(100, 0, 30), isa.matmul(0, 0, 40, 1, 3, 6, mult=1 << 30),
                isa.vadd(0, 0, 50, 6), isa.softmax(0, 60, 3), isa.store(40, 300, 6)]
     counters = machine.run(image_of(program)).counters
     mat = 1 + (15 + 1 + 10 + 4) + (9 + 1 + 10 + 2)
-    assert counters.dma == (30 + 2) + (6 + 1)
+    assert counters.dma == (30 + 2 + 2) + (6 + 4)
     assert counters.mat == mat
     assert counters.vec == 7
     assert counters.sm == 110
     assert counters.instr == 6
-    assert counters.total == 6 * OVERHEAD + 39 + mat + 7 + 110
+    assert counters.total == 6 * OVERHEAD + 44 + mat + 7 + 110
 
 
 def test_event_counters_of_a_hand_counted_program():
@@ -229,7 +229,7 @@ def test_errors_stop_the_machine_with_the_documented_code(instr, code):
     assert result.counters.instr == 1
     assert result.counters.ops == op_counts(0, 1)  # the failing one counts nowhere
     assert result.counters.dma_words == 4
-    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat
+    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat + 2
     assert not result.ext[200:204].any()  # nothing after the error ran
     with pytest.raises(machine.MachineError, match=f"{code.name} at instruction at 4"):
         machine.run(image_of(program), raise_on_error=True)
@@ -373,23 +373,23 @@ def test_pcopy_copies_slots_between_two_pages_through_the_scratchpad():
 
 def test_paged_cycle_costs_and_counters_by_hand():
     # ISA.md with L = 2, rows of 8 words. PLOAD 7 rows from row 0, pages of 4: entries 0 .. 2
-    # (E = 3), (E + L + 1) + 56 + L = 64. PSTORE 1 row at row 7: entries 1 .. 2 (E = 2),
-    # (E + L + 1) + 8 = 13. PCOPY 4 rows: 2 * 32 + 2L + 3 = 71. PLOAD with pages of one row:
-    # E = 7, 10 + 56 + 2 = 68.
+    # (E = 3), (E + L + 3) + (56 + L + 2) = 68. PSTORE 1 row at row 7: entries 1 .. 2 (E = 2),
+    # (E + L + 3) + (8 + 3) = 18. PCOPY 4 rows: 2 * 32 + 2L + 10 = 78. PLOAD with pages of one
+    # row: E = 7, 12 + 60 = 72.
     image = paged_image(2, 16, [2, 3, 9, 4, 4], row_words=8)
     image[PAIR : PAIR + 2] = [3, 7]
     program = [isa.pload(TABLE, 0, POOL, 8, 7, 2, 16), isa.pstore(TABLE, 0, POOL, 8, 1, 2, 16, 7),
                isa.pcopy(PAIR, 100, POOL, 8, 4, 2, 16)]
     counters = run_with(image, program).counters
-    assert counters.dma == 64 + 13 + 71
-    assert counters.total == 4 * OVERHEAD + 64 + 13 + 71
+    assert counters.dma == 68 + 18 + 78
+    assert counters.total == 4 * OVERHEAD + 68 + 18 + 78
     assert counters.ops == op_counts(1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1)
     assert counters.pt_words == 4 + 3 + 2
     assert counters.dma_words == 56 + 8 + 32
     table = [0, *range(7)]
     one_row_pages = run_with(paged_image(0, 16, table, row_words=8),
                              [isa.pload(TABLE, 0, POOL, 8, 7, 0, 16)]).counters
-    assert (one_row_pages.dma, one_row_pages.pt_words) == (68, 8)
+    assert (one_row_pages.dma, one_row_pages.pt_words) == (72, 8)
 
 
 def test_paged_cycles_do_not_depend_on_the_table():
@@ -438,11 +438,11 @@ def test_a_page_outside_the_pool_stops_the_run_and_writes_nothing(instr, table, 
     result = run_with(image, program)
     assert (result.error, result.error_pc) == (ErrorCode.BAD_PAGE, 4)
     fault = isa.table_phase_cycles(instr, CFG)
-    assert fault == (CFG.ext_lat + 2 if instr.op == Op.PCOPY
-                     else isa.paged_geometry(instr).entries + CFG.ext_lat + 1)
+    assert fault == (CFG.ext_lat + 4 if instr.op == Op.PCOPY
+                     else isa.paged_geometry(instr).entries + CFG.ext_lat + 3)
     assert result.counters.instr == 2 and result.counters.ops[instr.op] == 1
-    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat + fault
-    assert result.counters.dma == 4 + CFG.ext_lat + fault
+    assert result.counters.total == 2 * OVERHEAD + 4 + CFG.ext_lat + 2 + fault
+    assert result.counters.dma == 4 + CFG.ext_lat + 2 + fault
     assert result.counters.pt_words == isa.paged_geometry(instr).table_words
     assert result.counters.dma_words == 4
     words = isa.assemble(program)
@@ -480,3 +480,55 @@ def test_the_table_and_pool_may_end_at_the_top_of_memory():
     program = [isa.pload(top - 3, 0, top - 48, ROW_WORDS, 5, 2, 4),
                isa.pcopy(top - 2, 0, top - 48, ROW_WORDS, 4, 2, 4)]
     assert run_with(image, program).error == ErrorCode.OK
+
+
+# --- bus errors (hw/ISA.md, "BUS_ERROR"), worked out by hand ---------------------------------
+
+
+def test_a_read_error_zeroes_the_word_and_stops_after_the_instruction():
+    program = [isa.load(100, 0, 4), isa.store(0, 200, 4), isa.store(0, 300, 4)]
+    errors = machine.BusErrors(read=frozenset({101}))
+    result = machine.run(image_of(program, {100: [5, 6, 7, 8]}), bus_errors=errors)
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 0)
+    assert result.sram[:4].tolist() == [5, 0, 7, 8]  # the LOAD ran to its end
+    assert not result.ext[200:204].any()  # the STORE after it never ran
+    assert result.counters.total == OVERHEAD + 4 + CFG.ext_lat + 2
+    assert (result.counters.instr, result.counters.dma_words) == (1, 4)
+
+
+def test_a_refused_write_keeps_the_old_word_and_the_others_land():
+    program = [isa.load(100, 0, 4), isa.store(0, 200, 4), isa.store(0, 300, 4)]
+    image = image_of(program, {100: [5, 6, 7, 8], 202: [99]})
+    result = machine.run(image, bus_errors=machine.BusErrors(write=frozenset({202})))
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    assert result.ext[200:204].tolist() == [5, 6, 99, 8]
+    assert result.written == (200, 201, 203)
+    assert not result.ext[300:304].any()
+    assert result.counters.total == 2 * OVERHEAD + (4 + CFG.ext_lat + 2) + (4 + 4)
+
+
+def test_a_fetch_error_stops_after_fetch_uncounted():
+    program = [isa.load(100, 0, 4), isa.halt()]
+    result = machine.run(image_of(program), bus_errors=machine.BusErrors(read=frozenset({6})))
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    assert result.counters.total == OVERHEAD + (4 + CFG.ext_lat + 2) + (4 + CFG.ext_lat + 2)
+    assert result.counters.instr == 1  # the LOAD; the HALT was fetched, never checked
+
+
+def test_an_erring_header_reads_as_slot_0_and_a_bad_page_stops_it_as_a_bus_error():
+    # header 3 would be a bad slot for pages of 2 rows; read as 0 it is good, entry 1 is 9
+    image = paged_image(1, 4, [3, 0, 9])
+    program = [isa.load(100, 0, 4), isa.pload(TABLE, 0, POOL, ROW_WORDS, 3, 1, 4)]
+    errors = machine.BusErrors(read=frozenset({TABLE}))
+    result = machine.run(_with_program(image, program), bus_errors=errors)
+    assert (result.error, result.error_pc) == (ErrorCode.BUS_ERROR, 4)
+    table = 2 + CFG.ext_lat + 3  # E = 2 entries: the table phase alone
+    assert result.counters.dma == (4 + CFG.ext_lat + 2) + table
+    assert result.counters.pt_words == 3
+
+
+def _with_program(image: np.ndarray, program: list[isa.Instr]) -> np.ndarray:
+    words = isa.assemble(program)
+    image = image.copy()
+    image[: len(words)] = words
+    return image

@@ -23,7 +23,14 @@ without a reset between them (so every `start` must clear the status and the cou
   word over, and again one word over, a few words over, or the largest 16-bit start; a paged
   instruction's table, pool and scratchpad rows, and the table one word over with a first
   entry above 0); BAD_PAGE for each way a block table can name a page outside the pool; a
-  program that runs off the end of external memory without HALT (the fetch check).
+  program that runs off the end of external memory without HALT (the fetch check);
+- BUS_ERROR, last: the memory (hw/tb/axi_ram.v) is told to answer a few addresses with
+  SLVERR (reads) and DECERR (writes), and the reference machine is told the same
+  (`model.machine.BusErrors`): a LOAD and a PLOAD's block table and a PCOPY's pair read from
+  them, a STORE and a PSTORE write to them, a block table whose header errs and whose entry is
+  a bad page, and a fetch from one. The test sets the memory's error addresses through its
+  backdoor (the variables its plusargs set at time 0), so that the programs before it run on a
+  memory without errors.
 Checked for each: the whole external memory, `error`, `error_pc`, every counter (the counters
 bus, unpacked by `model.machine.Counters.from_packed`), and the cycles from `start` to `done`
 (`cnt_total`, as hw/ISA.md defines `busy`).
@@ -346,6 +353,44 @@ def error_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
     return programs
 
 
+# --- bus errors ---------------------------------------------------------------------------------
+
+READ_ERRORS = range(1500, 1504)  # word addresses the memory answers with SLVERR ..
+WRITE_ERRORS = range(1600, 1602)  # .. and with DECERR on a write
+FILLER = isa.vmax(0, 1, 1)
+
+
+def bus_error_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
+    """Programs that meet the memory's error addresses; the instruction after never runs."""
+    after = isa.store(0, 300, 8)  # must not run: ext[300 ..] stays 0
+    data = [(400, int8_words(rng, 8)), (500, int8_words(rng, 64))]  # data, and a pool
+    table = np.array([1, 1, 9], dtype=np.int64)  # header 1, entries 1, 9 (9: outside 4 pages)
+    return [
+        Program("LOAD reads error words", [isa.load(1498, 0, 8), after, isa.halt()], data),
+        Program("STORE writes error words",
+                [isa.load(400, 0, 8), isa.store(0, 1597, 8), after, isa.halt()], data),
+        Program("PLOAD's block table reads as 0",
+                [isa.pload(1500, 0, 500, 2, 3, 1, 4), after, isa.halt()], data),
+        Program("PSTORE writes a row of error words",
+                [isa.load(400, 0, 8), isa.pstore(700, 0, 1590, 4, 1, 0, 3), after, isa.halt()],
+                [*data, (700, np.array([0, 2], dtype=np.int64))]),
+        Program("PCOPY's pair reads as 0",
+                [isa.pcopy(1502, 0, 500, 2, 2, 1, 4), after, isa.halt()], data),
+        Program("a table whose header errs names a bad page",
+                [isa.pload(1503, 0, 500, 2, 3, 1, 4), after, isa.halt()],
+                [*data, (1504, table[1:])]),
+        Program("a fetch from error words", [FILLER] * (READ_ERRORS.start // 4) + [isa.halt()]),
+    ]
+
+
+def set_bus_errors(dut, errors: machine.BusErrors) -> None:
+    """The memory's error addresses, through its backdoor (axi_ram.v's plusarg variables)."""
+    for kind, span in (("rd", READ_ERRORS), ("wr", WRITE_ERRORS)):
+        getattr(dut.u_mem, f"{kind}_err_lo").value = span.start
+        getattr(dut.u_mem, f"{kind}_err_hi").value = span.stop - 1
+    assert errors == machine.BusErrors(frozenset(READ_ERRORS), frozenset(WRITE_ERRORS))
+
+
 # --- the chip -----------------------------------------------------------------------------------
 
 
@@ -406,10 +451,16 @@ async def controller_runs_each_opcode_and_stops_on_each_error(dut):
     chip = Chip(dut, cfg)
     await chip.reset()
     programs = legal_programs(rng, cfg) + error_programs(rng, cfg)
+    bus_errors = len(programs)
+    programs += bus_error_programs(rng, cfg)
     errors = set()
+    faults = machine.BusErrors()
     for index, program in enumerate(programs):
+        if index == bus_errors:
+            faults = machine.BusErrors(frozenset(READ_ERRORS), frozenset(WRITE_ERRORS))
+            set_bus_errors(dut, faults)
         image = program.image(cfg)
-        want = machine.run(image, cfg)
+        want = machine.run(image, cfg, bus_errors=faults)
         chip.memory.load(image)
         cycles = await chip.run(want.counters.total + WATCHDOG_MARGIN)
         problems = differences(want, chip, cycles)

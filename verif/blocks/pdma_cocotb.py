@@ -1,4 +1,5 @@
-"""The paged DMA (hw/tb/pdma_harness.v: pdma + ext_mem + sram) against the reference machine.
+"""The paged DMA (hw/tb/pdma_harness.v: pdma, mem_if, axi_ram, sram) against the reference
+machine.
 
 Each PLOAD, PSTORE and PCOPY runs on the harness and on `model.machine.Machine` from the same
 external memory (the pool, the block tables) and the same scratchpad. Directed cases first:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
@@ -67,10 +67,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log) -> SimScopeSchedulin
 # ---- the launches of the chip's tests, for sim_job ------------------------------------------
 
 
-def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]]) -> Callable[..., Launch]:
-    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives."""
+Plusargs = Callable[[int], Sequence[str]]  # a run's simulator plusargs, from its seed
+
+
+def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]],
+               plusargs: Plusargs | None = None) -> Callable[..., Launch]:
+    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives, with the
+    simulator's ``plusargs(seed)`` (a memory profile: sim.mem_profile)."""
     def launch(sim: str, seed: int, node: str, **params) -> Launch:
-        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node)
+        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node,
+                             plusargs=tuple(plusargs(seed)) if plusargs else ())
     return launch
 
 
@@ -81,10 +87,13 @@ def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
     return launch
 
 
-def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[..., Launch]:
-    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them."""
+def programs_job(testcase: str, programs: Callable[[str], int],
+                 plusargs: Plusargs | None = None) -> Callable[..., Launch]:
+    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them,
+    with the simulator's ``plusargs(seed)``."""
     def launch(sim: str, seed: int, node: str) -> Launch:
-        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node)
+        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node,
+                               plusargs=tuple(plusargs(seed)) if plusargs else ())
     return launch
 
 

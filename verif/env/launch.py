@@ -32,7 +32,7 @@ from verif.env.run_record import RESULT_FILE, read_result
 from verif.env.serving_spec import ServingSpec, spec_to_json
 
 COCOTB_MODULE = "verif.tests.uvm_tests"
-HARNESS = ("ext_mem.v", "chip_harness.v")
+HARNESS = ("axi_ram.v", "axi_checker.v", "chip_harness.v")
 # The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
 # --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
 # reaches are public (chip_harness.v's control section) instead of every signal of the chip.

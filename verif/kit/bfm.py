@@ -9,17 +9,27 @@ counter that raises `watchdog_expired`) when it has one, else a cocotb Timer. A 
 through the run slowed every simulated cycle on Verilator: measured 1.86 ms against 1.59 ms a
 run of 2,600 cycles (15%). The same harness keeps the memory port's write log (`write_count`,
 `read_write_log`; the agent's write monitor reads it after each done).
+
+The memory (hw/tb/axi_ram.v) runs the profile the run's plusargs name (sim/mem_profile.py).
+After each run the status says what the protocol checker saw (a violation raises
+AxiProtocolError, named by cycle, channel and rule), and, under a profile other than the ideal
+one, the counters are those of the ideal memory (`ideal_view`: the frozen cycles taken out),
+so every comparison with the reference machine stays exact, once the frozen cycles (`wait`)
+are checked against the delays the memory inserted during the run (`check_wait`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cocotb
 import numpy as np
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 
 from model.isa import ChipConfig
 from model.machine import Counters, counter_fields_at
+from model.rtl_defs import AxiChannel, AxiRule
+from sim.mem_profile import MemStalls, check_wait, ideal_view, profile_of
 from sim.runner import CLOCK_NS
 from verif.kit.clock import reset, start_clock
 from verif.kit.memory import Backdoor, UnknownValue, known
@@ -27,6 +37,10 @@ from verif.kit.memory import Backdoor, UnknownValue, known
 COUNTERS_PORT = "counters"  # every counter, packed (hw/ISA.md, "Counters"; model.machine)
 ADDRESS_BITS = 16  # a write-log entry is {mem_addr (16 bits), mem_wdata (32 bits)}
 WATCHDOG_MAX = 2**32 - 1  # watchdog_limit's width
+
+
+class AxiProtocolError(AssertionError):
+    """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v)."""
 
 
 class ChipHung(AssertionError):
@@ -39,7 +53,8 @@ class ChipStatus:
 
     error: int
     error_pc: int
-    counters: Counters
+    counters: Counters  # on the ideal memory: the frozen cycles taken out (`ideal_view`)
+    wait: int = 0  # the cycles the chip was frozen on memory (cnt_wait)
 
 
 class ChipBfm:
@@ -55,6 +70,8 @@ class ChipBfm:
         # The log is a ring of wlog_words entries: small enough that reading it reuses the
         # element handles cocotb caches (making one costs about 10 us, reading one 1.5 us).
         self.wlog_words = int(dut.WLOG_WORDS.value) if self.records else 0
+        self.profile = profile_of(cocotb.plusargs)
+        self.stalls_before = MemStalls()  # the memory's delays when the run started
 
     async def power_up(self) -> None:
         """The state of a freshly built chip: a zero scratchpad, then a reset.
@@ -75,10 +92,12 @@ class ChipBfm:
 
     async def run(self, max_cycles: int) -> None:
         """Pulse start and wait for done (at most max_cycles); reads nothing: the status is
-        read once per run, by the chip monitor."""
+        read once per run, by the chip monitor. ``max_cycles`` are the ideal memory's."""
+        max_cycles *= self.profile.slowdown
         await RisingEdge(self.dut.clk)
         if self.records:
             self.dut.watchdog_limit.value = min(max_cycles, WATCHDOG_MAX)
+        self.stalls_before = self.read_stalls()
         self.dut.start.value = 1
         await RisingEdge(self.dut.clk)
         self.dut.start.value = 0
@@ -110,10 +129,27 @@ class ChipBfm:
             texts.append((text[:ADDRESS_BITS], text[ADDRESS_BITS:]))
         return texts
 
+    def read_stalls(self) -> MemStalls:
+        """The delays the memory has inserted since reset (axi_ram.v's stall_counts)."""
+        return MemStalls.from_packed(known(self.dut.mem_stalls.value, "output mem_stalls"))
+
+    def check_protocol(self) -> None:
+        """Raise AxiProtocolError if the checker on the AXI4 port saw a rule broken."""
+        violations = known(self.dut.axi_violations.value, "output axi_violations")
+        if violations:
+            channel = AxiChannel(known(self.dut.axi_first_channel.value, "axi_first_channel"))
+            rule = AxiRule(known(self.dut.axi_first_rule.value, "axi_first_rule"))
+            cycle = known(self.dut.axi_first_cycle.value, "axi_first_cycle")
+            raise AxiProtocolError(f"AXI4 port: {violations} cycles break a rule; the first, "
+                                   f"cycle {cycle} after reset: channel {channel.name}, rule "
+                                   f"{rule.name}")
+
     def read_status(self) -> ChipStatus:
         """The status ports and the counters bus (one read), unpacked by the model's layout.
 
-        X or Z bits on the bus raise UnknownValue naming each counter that holds some.
+        X or Z bits on the bus raise UnknownValue naming each counter that holds some. Checks
+        the AXI4 port's rules, and, under a profile other than the ideal one, the frozen
+        cycles' bounds; the counters are then the ideal memory's (`ideal_view`).
         """
         def port(name: str) -> int:
             return known(getattr(self.dut, name).value, f"output {name}")
@@ -123,8 +159,14 @@ class ChipBfm:
             unknown = [len(bits) - 1 - i for i, bit in enumerate(bits) if bit not in "01"]
             raise UnknownValue("; ".join(f"output {f.hw_name} is {f.digits(bits)}"
                                          for f in counter_fields_at(unknown)))
-        return ChipStatus(error=port("error"), error_pc=port("error_pc"),
-                          counters=Counters.from_packed(int(bits, 2)))
+        self.check_protocol()
+        raw = Counters.from_packed(int(bits, 2))
+        counters = raw
+        if not self.profile.ideal:
+            check_wait(raw.wait, self.read_stalls() - self.stalls_before)
+            counters = ideal_view(raw)
+        return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters,
+                          wait=raw.wait)
 
 
 def _flag(dut, name: str) -> bool:

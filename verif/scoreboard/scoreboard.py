@@ -152,13 +152,16 @@ class Scoreboard(uvm_subscriber):
 
     def record(self, item: ChipRunItem, observation: ChipObservation, mismatches: int) -> None:
         """Keep the step for the result file; a differing step keeps its count of
-        differences. Bare programs are counted, not kept (hundreds of them)."""
-        if not isinstance(item, StepItem):
-            return
+        differences. Of bare programs (hundreds of them) only the cycles each waited on memory
+        are kept (``program_waits``: 0 on the ideal memory)."""
         status = observation.status  # None when a status port was X (Icarus)
+        if not isinstance(item, StepItem):
+            if status is not None:
+                self.cfg.recorder.extra.setdefault("program_waits", []).append(status.wait)
+            return
         results = item.read_results(observation.outputs, status.counters) if status else None
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.label, step=item.step, context=item.context, token_in=item.token,
             token_out=results[0].token if results else -1,
-            counters=status.counters.as_dict() if status else {},
+            counters=(status.counters.as_dict() | {"wait": status.wait}) if status else {},
             outputs=observation.outputs.tolist(), mismatches=mismatches))

@@ -50,4 +50,5 @@ def test_every_error_case_stops_the_reference_machine_before_its_store():
         assert result.error != ErrorCode.OK, item.where()
         assert result.written == (), item.where()
     codes = {machine.run(error_image(bad), cfg).error for _, bad in ERROR_CASES}
-    assert codes == set(ErrorCode) - {ErrorCode.OK}
+    # BUS_ERROR needs a memory that answers with an error: the controller's block test
+    assert codes == set(ErrorCode) - {ErrorCode.OK, ErrorCode.BUS_ERROR}

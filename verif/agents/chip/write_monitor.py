@@ -1,10 +1,11 @@
 """The chip agent's write monitor: every word the chip writes to its external memory.
 
 A word is written in each cycle that has both req and we of chip_harness's memory port high
-(the `mem_*` ports between chip_top and ext_mem; hw/tb/ext_mem.v stores it at the rising edge
-that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one `MemWrite` per word, in bus
-order, on its analysis port; the scoreboard takes all the writes it holds when the run's done
-arrives and compares them with the words the reference machine's STOREs wrote.
+(the `mem_*` ports of chip_harness: one per W beat the memory accepts; hw/tb/axi_ram.v stores
+it at the rising edge that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one
+`MemWrite` per word, in bus order, on its analysis port; the scoreboard takes all the writes
+it holds when the run's done arrives and compares them with the words the reference machine's
+STOREs wrote.
 
 Where the writes come from. The harness of verif/env/launch.py's builds (CHIP_HARNESS_RECORD) logs
 every write in HDL (chip_harness.v: `wlog`, `wlog_count`); the chip monitor has this monitor
@@ -73,7 +74,7 @@ class ExtWriteBusMonitor(BusMonitor):
             await RisingEdge(we)  # a burst starts: sleep through every cycle that writes nothing
             while True:
                 await FallingEdge(clock)  # mid-cycle: the values the next rising edge stores
-                if str(we.value) != "1":  # X or Z writes nothing either (ext_mem.v)
+                if str(we.value) != "1":  # X or Z writes nothing either (chip_harness.v)
                     break
                 if str(req.value) == "1":
                     with PROFILE.section("write_monitor"):

@@ -394,8 +394,9 @@ def test_paged_cycle_costs_and_counters_by_hand():
 
 def test_paged_cycles_do_not_depend_on_the_table():
     """The same PLOAD and PSTORE under every header and different pages: identical counters;
-    and the block table costs a PLOAD E + L + 1 cycles more than a LOAD of the same words
-    (hw/ISA.md), E the entries its rows may need whatever the header is."""
+    and the block table costs a PLOAD E + L + 3 cycles more than a LOAD of the same words
+    (hw/ISA.md: PLOAD (E + L + 3) + (n + L + 2), LOAD n + L + 2, PSTORE (E + L + 3) + (n + 3)),
+    E the entries its rows may need whatever the header is."""
     program = [isa.pload(TABLE, 0, POOL, ROW_WORDS, 7, 2, 8),
                isa.pstore(TABLE, 0, POOL, ROW_WORDS, 1, 2, 8, row=7)]
     tables = [[first, *pages] for first in range(4)
@@ -405,8 +406,8 @@ def test_paged_cycles_do_not_depend_on_the_table():
     assert all(counters == runs[0] for counters in runs), "the table changed the counters"
     load = run_with(paged_image(2, 8, [0, 1, 2, 3]),
                     [isa.load(POOL, 0, 7 * ROW_WORDS)]).counters
-    pload_table = 3 + CFG.ext_lat + 1  # rows 0..6 from any slot of pages of 4: entries 0..2
-    pstore = (2 + CFG.ext_lat + 1) + ROW_WORDS  # row 7 from any slot: entries 1..2, one row
+    pload_table = 3 + CFG.ext_lat + 3  # rows 0..6 from any slot of pages of 4: entries 0..2
+    pstore = (2 + CFG.ext_lat + 3) + (ROW_WORDS + 3)  # row 7 from any slot: entries 1..2
     assert runs[0].dma == load.dma + pload_table + pstore
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain, pairwise, repeat
 
 import cocotb
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from cocotbext.axi import AxiBus, AxiRam
 
 from verif.blocks.block_tb import block_rng, failure
@@ -226,7 +226,13 @@ def inject_errors(ram: AxiRam, read_words: set[int], write_words: set[int]) -> N
 
 
 async def start(dut) -> None:
-    """The kit's clock and reset, with every input of the unit idle."""
+    """The kit's clock and reset, with reset high and every input idle a nanosecond before the
+    clock's first edge: cocotbext-axi's RAM samples its channels from that edge on unless its
+    reset is high, and Icarus shows an input not driven yet as Z."""
+    dut.rst.value = 1
+    for name, value in IDLE.items():
+        getattr(dut, name).value = value
+    await Timer(1, unit="ns")
     start_clock(dut)
     await reset(dut, idle=IDLE)
 

@@ -15,6 +15,8 @@ Two kinds of model:
   argmax. A window therefore must not change the generated tokens (the chapter's test 6).
 * ``random_model(seed)``: Gaussian weights whose attention path is as strong as the direct one,
   so which rows are attended (the window) changes the tokens.
+* ``trained_model()``: weights learned from English text (model.train_lm, committed as
+  ``model/data/trained_lm.npz``), whose attention prefers what helps predict the next token.
 
 The float functions here are the reference the chip's integers are compared with.
 """
@@ -22,6 +24,7 @@ The float functions here are the reference the chip's integers are compared with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -39,6 +42,8 @@ RANDOM_QK_STD = 0.45
 RANDOM_V_STD = 1.0 / np.sqrt(DIM)
 RANDOM_O_STD = 2.0 / np.sqrt(DIM)
 RANDOM_OUT_STD = 1.0 / np.sqrt(DIM)
+
+TRAINED_WEIGHTS = Path(__file__).resolve().parent / "data" / "trained_lm.npz"
 
 
 def rule_next(token: int) -> int:
@@ -135,13 +140,24 @@ def random_model(seed: int) -> TinyLM:
     )
 
 
+def trained_model(path: Path = TRAINED_WEIGHTS) -> TinyLM:
+    """The weights model.train_lm learned from the pydoc text (reproduce: ``python -m
+    model.train_lm``)."""
+    with np.load(path) as data:
+        return TinyLM(**{name: np.array(data[name], dtype=np.float64)
+                         for name in TinyLM.__dataclass_fields__})
+
+
 def make_model(kind: str, seed: int = 0) -> TinyLM:
-    """``"structured"`` or ``"random"``, by name (the scripts' command-line spelling)."""
+    """``"structured"``, ``"random"`` or ``"trained"``, by name (the scripts' command-line
+    spelling); the trained model has one set of weights and ignores ``seed``."""
     if kind == "structured":
         return structured_model(seed)
     if kind == "random":
         return random_model(seed)
-    raise ValueError(f"unknown model kind {kind!r}: use 'structured' or 'random'")
+    if kind == "trained":
+        return trained_model()
+    raise ValueError(f"unknown model kind {kind!r}: use 'structured', 'random' or 'trained'")
 
 
 # ---- the float decode step ---------------------------------------------------------------------

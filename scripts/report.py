@@ -1,7 +1,8 @@
 """One report, example or table of the main job on its own (verif.report).
 
     python -m scripts.report NAME   NAME: example-a, example-b, example-b-part3, exercises,
-                                    exercise-plots, model-decodes, gather, serving
+                                    exercise-plots, model-decodes, gather, serving,
+                                    trained
 """
 
 import sys
@@ -15,12 +16,13 @@ from verif.report import (
     gather,
     model_decodes,
     serving,
+    trained,
 )
 
 REPORTS = {"example-a": example_a.main, "example-b": example_b.main,
            "example-b-part3": example_b_part3.main, "exercises": exercises.main,
            "exercise-plots": exercise_plots.main, "model-decodes": model_decodes.main,
-           "gather": gather.main, "serving": serving.main}
+           "gather": gather.main, "serving": serving.main, "trained": trained.main}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in REPORTS:

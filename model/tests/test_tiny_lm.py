@@ -67,7 +67,7 @@ def test_random_models_are_seeded():
     assert not np.array_equal(random_model(3).w_q, random_model(4).w_q)
     assert np.array_equal(make_model("random", 3).embed, random_model(3).embed)
     with pytest.raises(ValueError, match="unknown model kind"):
-        make_model("trained")
+        make_model("learned")
 
 
 @pytest.mark.parametrize("window", [None, 8, 4, 2, 1])

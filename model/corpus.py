@@ -1,0 +1,117 @@
+"""The training text of the trained model: the standard library's pydoc topics, as 16 tokens.
+
+``pydoc_data.topics`` (about 470 kB of English help text, with code examples) ships with every
+Python, so the model trains without a download. The text is mapped onto the model's vocabulary:
+
+* lower case: 16 symbols are too few to spend on capitals, and "T" and "t" predict alike;
+* every run of whitespace becomes one space: the indentation of the code examples would
+  otherwise be long runs of spaces, trivial to predict, that swamp the loss;
+* the 15 most frequent characters of the training part are tokens 0..14 (most frequent first),
+  and every other character (digits, punctuation but "-", rare letters: about a fifth of the
+  text) is token 15, "other".
+
+The topics are joined in the order of their names; the last tenth of the text is held out, so
+the held-out part is whole help pages (the last topics alphabetically) the model never saw.
+The text differs a little between Python releases: ``Corpus.sha256`` names the one used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pydoc_data import topics
+
+import numpy as np
+
+HELD_OUT_SHARE = 0.1  # the tail of the text kept for evaluation
+OTHER = "<other>"  # the name of the last token
+
+
+def raw_text() -> str:
+    """Every pydoc topic, joined in the order of their names."""
+    return "".join(topics.topics[name] for name in sorted(topics.topics))
+
+
+def normalize(text: str) -> str:
+    """Lower case, and each run of whitespace as one space."""
+    return re.sub(r"\s+", " ", text.lower())
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    """The characters of tokens 0 .. len(chars) - 1; every other character is the last token."""
+
+    chars: str
+
+    @property
+    def vocab(self) -> int:
+        return len(self.chars) + 1
+
+    @property
+    def other(self) -> int:
+        return len(self.chars)
+
+    @classmethod
+    def most_frequent(cls, text: str, vocab: int) -> Alphabet:
+        """The vocab - 1 most frequent characters of ``text`` (ties: the smaller character)."""
+        counts = Counter(text)
+        ranked = sorted(counts, key=lambda char: (-counts[char], char))
+        return cls("".join(ranked[: vocab - 1]))
+
+    def encode(self, text: str) -> np.ndarray:
+        """Token ids of ``text``, int64."""
+        index = {char: token for token, char in enumerate(self.chars)}
+        return np.array([index.get(char, self.other) for char in text], dtype=np.int64)
+
+    def symbol(self, token: int) -> str:
+        """How a token prints: its character (space as "␣"), or OTHER."""
+        if token == self.other:
+            return OTHER
+        return "␣" if self.chars[token] == " " else self.chars[token]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The tokenized text: a training part and a held-out part, with the alphabet used."""
+
+    alphabet: Alphabet
+    train: np.ndarray  # int64 token ids
+    held_out: np.ndarray
+    sha256: str  # of the normalized text, before the split
+
+    def held_out_sequences(self, length: int, count: int) -> np.ndarray:
+        """``count`` disjoint sequences of ``length`` tokens, spread evenly over the held-out
+        part (deterministic, so every report reads the same text)."""
+        return spread_sequences(self.held_out, length, count)
+
+
+def spread_sequences(tokens: np.ndarray, length: int, count: int) -> np.ndarray:
+    """``count`` disjoint slices of ``length`` tokens, evenly spaced from the start: (count,
+    length)."""
+    stride = len(tokens) // count
+    if stride < length:
+        raise ValueError(f"{count} disjoint sequences of {length} tokens need "
+                         f"{count * length} tokens, the text has {len(tokens)}")
+    starts = np.arange(count) * stride
+    return tokens[starts[:, None] + np.arange(length)]
+
+
+def random_chunks(tokens: np.ndarray, length: int, count: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """``count`` slices of ``length`` tokens at random places: (count, length)."""
+    starts = rng.integers(0, len(tokens) - length + 1, size=count)
+    return tokens[starts[:, None] + np.arange(length)]
+
+
+@cache
+def load_corpus(vocab: int = 16) -> Corpus:
+    """The pydoc topics as ``vocab`` tokens, split into training and held-out parts."""
+    text = normalize(raw_text())
+    cut = int(len(text) * (1.0 - HELD_OUT_SHARE))
+    alphabet = Alphabet.most_frequent(text[:cut], vocab)
+    tokens = alphabet.encode(text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return Corpus(alphabet, tokens[:cut], tokens[cut:], digest)

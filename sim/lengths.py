@@ -21,6 +21,12 @@ def full_length(flow: str = "") -> bool:
     return value == "1" or (bool(flow) and value == flow)
 
 
+def runs_full(sim: str, flow: str = "") -> bool:
+    """Whether a flow runs at full length on ``sim``: always on Verilator, and when
+    FULL_LENGTH asks."""
+    return sim == "verilator" or full_length(flow)
+
+
 def run_length(sim: str, full: int, short: int, flow: str = "") -> int:
-    """A flow's length on ``sim``: full on Verilator and when FULL_LENGTH asks, else short."""
-    return full if sim == "verilator" or full_length(flow) else short
+    """A flow's length on ``sim``: ``full`` when it runs full (`runs_full`), else ``short``."""
+    return full if runs_full(sim, flow) else short

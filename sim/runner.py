@@ -335,8 +335,9 @@ def run_jobs(b: Build, test_module: str, jobs: Sequence[Job], seed: int,
     """Run several jobs in one simulator process: the first job's run folder holds the
     process's files (jobs.json, sim.log, results.xml, waves, coverage.dat). Raises
     SimulationFailed when a job failed or the simulator stopped before its last one."""
+    for job in jobs:
+        Path(job.run_dir).mkdir(parents=True, exist_ok=True)
     test_dir = Path(jobs[0].run_dir)
-    test_dir.mkdir(parents=True, exist_ok=True)
     listing = test_dir / JOBS_FILE
     listing.write_text(json.dumps([asdict(job) for job in jobs], indent=1))
     return run_test(b, test_module, seed=seed, test_dir=test_dir,

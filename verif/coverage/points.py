@@ -28,6 +28,7 @@ from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
 from model.compiler.gather import GATHER_MODES
 from model.isa import ErrorCode, Op
+from sim.mem_profile import STALL_FIELDS
 from verif.agents.chip.monitor import ChipObservation
 from verif.env.plans import decode_plans
 from verif.sequences.items import PageOp, PageOpItem, StepItem
@@ -147,14 +148,17 @@ class ChipSample:
     dma_words: int  # ev_dma_words
     softmax_max_len: int | None  # ev_sm_max_len; None when no SOFTMAX ran
     softmax_range: int | None  # ev_sm_range: the widest exp-table index range; None: no SOFTMAX
+    stalled: tuple[str, ...] = ()  # the memory's delays in the run: channels, "lat" (latency)
 
     @classmethod
     def of(cls, obs: ChipObservation) -> ChipSample:
         status = obs.status
         c = status.counters
         ran_softmax = c.ops[Op.SOFTMAX] > 0
+        stalled = tuple(name for name in STALL_FIELDS if getattr(status.stalls, name))
         return cls(status.error, c.sat, tuple(c.ops), c.dma_words,
-                   c.sm_max_len if ran_softmax else None, c.sm_range if ran_softmax else None)
+                   c.sm_max_len if ran_softmax else None, c.sm_range if ran_softmax else None,
+                   stalled)
 
 
 # ---- decode.step_cg: the host's steps ------------------------------------------------------
@@ -463,6 +467,15 @@ def cover_table_reused_page(sample: PageSample) -> None:
             bins_labels=["copy-on-write on the chip"])
 def cover_chip_copy(sample: PageSample) -> None:
     """A step whose new row lands in a shared page: the chip copies it (PCOPY) first."""
+
+
+@on_chip_run
+@CoverPoint("decode.chip_cg.memory_stall", xf=lambda s: s.stalled, rel=lambda got, b: b in got,
+            inj=False, bins=list(STALL_FIELDS),
+            bins_labels=[f"{name} held low" for name in STALL_FIELDS[:-1]] + ["read latency"])
+def cover_memory_stall(sample: ChipSample) -> None:
+    """A run in which the memory (hw/tb/axi_ram.v, under a profile other than the ideal one)
+    held each AXI4 channel's ready or valid low, or answered a read later than EXT_LAT."""
 
 
 @on_chip_run

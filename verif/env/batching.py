@@ -80,10 +80,13 @@ def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]],
     return launch
 
 
-def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
-    """ServingTest over the workload ``spec(sim=..., **params)`` gives."""
+def serving_job(spec: Callable[..., ServingSpec],
+                plusargs: Plusargs | None = None) -> Callable[..., Launch]:
+    """ServingTest over the workload ``spec(sim=..., **params)`` gives, with the simulator's
+    ``plusargs(seed)``."""
     def launch(seed: int, node: str, sim: str = "verilator", **params) -> Launch:
-        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node)
+        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node,
+                              plusargs=tuple(plusargs(seed)) if plusargs else ())
     return launch
 
 

@@ -20,7 +20,7 @@ are checked against the delays the memory inserted during the run (`check_wait`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cocotb
 import numpy as np
@@ -55,6 +55,7 @@ class ChipStatus:
     error_pc: int
     counters: Counters  # on the ideal memory: the frozen cycles taken out (`ideal_view`)
     wait: int = 0  # the cycles the chip was frozen on memory (cnt_wait)
+    stalls: MemStalls = field(default_factory=MemStalls)  # the memory's delays in the run
 
 
 class ChipBfm:
@@ -161,12 +162,13 @@ class ChipBfm:
                                          for f in counter_fields_at(unknown)))
         self.check_protocol()
         raw = Counters.from_packed(int(bits, 2))
+        stalls = self.read_stalls() - self.stalls_before
         counters = raw
         if not self.profile.ideal:
-            check_wait(raw.wait, self.read_stalls() - self.stalls_before)
+            check_wait(raw.wait, stalls)
             counters = ideal_view(raw)
         return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters,
-                          wait=raw.wait)
+                          wait=raw.wait, stalls=stalls)
 
 
 def _flag(dut, name: str) -> bool:

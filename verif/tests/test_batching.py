@@ -36,6 +36,21 @@ def jobs_in_process(run_dir) -> list[str]:
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
+def test_the_tests_of_a_process_run_once_each_in_their_own_folders(tmp_path):
+    """Three decodes in one process, into folders that do not exist yet: each passes there,
+    and none is run again alone (only the first folder holds the process's files)."""
+    build = chip_build("verilator")
+    folders = [tmp_path / "new" / name for name in ("a", "b", "c")]
+    runs = run_launches([decode_launch(build, "PlanDecodeTest", SHORT_PLAN, 1, run_dir=folder,
+                                       node=f"t.py::{folder.name}[verilator]")
+                         for folder in folders])
+    assert all(run.passed for run in runs), [run.failure for run in runs]
+    assert len(jobs_in_process(folders[0])) == 3
+    assert not any((folder / JOBS_FILE).exists() for folder in folders[1:]), "run again alone"
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
 def test_a_crash_names_its_test_and_the_tests_after_it_run_alone(tmp_path):
     build = chip_build("verilator")
     first, crash, last = "t.py::first[verilator]", "t.py::crash[verilator]", "t.py::last[verilator]"

@@ -24,7 +24,7 @@ from model.host import Decode
 from model.host import decode as host_decode
 from model.step_rule import pages_held
 from model.tiny_lm import make_model
-from sim.lengths import CHAPTER_FLOW, full_length, run_length
+from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job
 from verif.env.decode_spec import DecodeSpec
@@ -59,7 +59,7 @@ def steps_on(sim: str, flow: str = "") -> int:
 
 def random_plan(sim: str) -> list[DecodeSpec]:
     """The random-model decodes; on Icarus in make test, each for half its steps."""
-    return RANDOM_PLAN if full_length() or sim == "verilator" else short_plan(RANDOM_PLAN)
+    return RANDOM_PLAN if runs_full(sim) else short_plan(RANDOM_PLAN)
 
 
 def print_timing(sim: str, what: str, result: dict) -> None:

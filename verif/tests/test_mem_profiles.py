@@ -1,75 +1,157 @@
-"""The chip under the `light` memory profile (sim/mem_profile.py), on both simulators: random
-programs, the error paths, and the chapter's W = 8 decode in both gather modes.
+"""Every flow under a memory profile other than the ideal one (sim/mem_profile.py), on both
+simulators: the chapter's decodes in both gather modes, the fork in both, the serving workload
+in both, random programs and the error paths.
 
-hw/tb/axi_ram.v holds each channel low about 10% of cycles and draws each read burst's
-latency in 4 .. 16 (EXT_LAT is 2). The chip waits, and must be otherwise unchanged (hw/ISA.md,
-"Exact by construction"): every integer, memory write and event counter exactly as the
-reference machine predicts for the ideal memory, cnt_total - cnt_wait equal to its cnt_total,
-and cnt_wait within 0 .. the delays the memory counted itself (verif/kit/bfm.py checks both
-after every run; the scoreboard compares the counters of the ideal memory). Each test also
-asserts that the chip did wait, so that a profile that stalled nothing cannot pass for one
-that did. The tests of one simulator share a process (the profile's plusargs are the same).
+`make test` runs them under `light` (hw/tb/axi_ram.v holds each channel low about 10% of cycles
+and draws each read burst's latency in 4 .. 16; EXT_LAT is 2); `make regress SUITE=full`
+(FULL_LENGTH=1) under `heavy` as well (60%, 20 .. 200, now and then a stall of 300 cycles). The
+chip waits, and must be otherwise unchanged (hw/ISA.md, "Exact by construction"): every
+integer, memory write and event counter exactly as the reference machine predicts for the
+ideal memory, cnt_total - cnt_wait equal to its cnt_total, and cnt_wait within 0 .. the delays
+the memory counted itself (verif/kit/bfm.py checks both after every run; the scoreboard then
+compares the counters of the ideal memory). Each test also asserts that the chip did wait, so
+that a profile that stalled nothing cannot pass for one that did. On Icarus in make test each
+flow runs its shorter version (sim.lengths): decodes of 8 steps, a fork after 4 of 8, 3 serving
+requests, 20 random programs. The tests of one simulator and profile share a process.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from sim.lengths import run_length
-from sim.mem_profile import PROFILES
+from model.compiler.gather import GATHER_MODES
+from sim.lengths import full_length, run_length, runs_full
+from sim.mem_profile import PROFILES, STALL_FIELDS
 from sim.toolchain import SIMULATORS
-from verif.env.batching import decode_job, programs_job
-from verif.env.plans import CHAPTER_STEPS, SHORT_STEPS, chapter_spec, chip_gather_spec
+from verif.env.batching import decode_job, programs_job, serving_job
+from verif.env.decode_spec import DecodeSpec
+from verif.env.plans import (
+    CHAPTER_STEPS,
+    CHAPTER_WINDOWS,
+    CHIP_FORK_PLAN,
+    FORK_PLAN,
+    SERVING_REQUESTS,
+    chapter_spec,
+    chip_gather_spec,
+    serving_spec,
+)
+from verif.env.serving_spec import ServingSpec
 
-LIGHT = PROFILES["light"]
-PROGRAMS = 60  # random programs per simulator under the profile (20 on Icarus in make test)
+PROFILE_NAMES = ("light", "heavy") if full_length() else ("light",)
+PROGRAMS = 60  # random programs per simulator under a profile
+SHORT = {"steps": 8, "fork_steps": 8, "fork_at": 4, "requests": 3, "programs": 20}
+
+
+def plusargs(profile: str):
+    return PROFILES[profile].plusargs
+
+
+def decode_under(sim: str, window: int | None, gather: str) -> DecodeSpec:
+    steps = run_length(sim, CHAPTER_STEPS, SHORT["steps"])
+    return chapter_spec(window, steps) if gather == "host" else chip_gather_spec(window, steps)
+
+
+def fork_under(sim: str, gather: str) -> list[DecodeSpec]:
+    (fork,) = FORK_PLAN if gather == "host" else CHIP_FORK_PLAN
+    if runs_full(sim):
+        return [fork]
+    return [replace(fork, steps=SHORT["fork_steps"], fork_at=SHORT["fork_at"])]
+
+
+def serving_under(sim: str, gather: str) -> ServingSpec:
+    return serving_spec(8, gather, run_length(sim, SERVING_REQUESTS, SHORT["requests"]))
 
 
 def programs_on(sim: str) -> int:
-    return run_length(sim, PROGRAMS, 20)
+    return run_length(sim, PROGRAMS, SHORT["programs"])
 
 
-def decode_under_light(sim: str, gather: str):
-    steps = run_length(sim, CHAPTER_STEPS, SHORT_STEPS)
-    return chapter_spec(8, steps) if gather == "host" else chip_gather_spec(8, steps)
+def waited(result: dict) -> list[int]:
+    """The cycles each run (a decode's step, a serving run, a bare program) waited."""
+    return result.get("program_waits") or [step["counters"]["wait"]
+                                            for step in result["steps"]]
+
+
+def stalled_channels(result: dict) -> int:
+    return result["coverage"]["summary"]["decode.chip_cg.memory_stall"]["covered"]
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=programs_job("RandomProgramsTest", programs_on, LIGHT.plusargs))
+@pytest.mark.sim_job(launch=lambda profile, **params: decode_job(
+    "PlanDecodeTest", lambda sim, window, gather: [decode_under(sim, window, gather)],
+    plusargs(profile))(**params))
+@pytest.mark.parametrize("gather", GATHER_MODES)
+@pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_random_programs_under_the_light_profile(sim, seed, sim_run):
+def test_chapter_decode_under_a_memory_profile(sim, profile, window, gather, seed, sim_run):
+    """Every step equals the ideal memory's prediction once its wait is taken out; every
+    step waited, and every channel of the port stalled at least once."""
+    spec = decode_under(sim, window, gather)
     result = sim_run.raise_if_failed()
-    waits = result["program_waits"]
+    assert result["steps_checked"] == spec.steps
+    waits = waited(result)
+    assert all(w > 0 for w in waits), f"a step that did not wait under {profile}: {waits}"
+    assert stalled_channels(result) == len(STALL_FIELDS)
+    ideal = sum(step["counters"]["total"] for step in result["steps"])
+    print(f"\n[{sim}] {spec.label()} under {profile}: {ideal} cycles on the ideal memory, "
+          f"{sum(waits)} waited, {ideal + sum(waits)} in all")
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=lambda profile, **params: decode_job(
+    "ForkDecodeTest", lambda sim, gather: fork_under(sim, gather), plusargs(profile))(**params))
+@pytest.mark.parametrize("gather", GATHER_MODES)
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_fork_decode_under_a_memory_profile(sim, profile, gather, seed, sim_run):
+    """The fork, copy-on-write included (on the chip in chip gather), under stalls."""
+    (spec,) = fork_under(sim, gather)
+    result = sim_run.raise_if_failed()
+    assert result["steps_checked"] == 2 * spec.steps - spec.fork_at
+    assert all(w > 0 for w in waited(result))
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=lambda profile, **params: serving_job(
+    lambda sim, gather: serving_under(sim, gather), plusargs(profile))(**params))
+@pytest.mark.parametrize("gather", GATHER_MODES)
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_serving_under_a_memory_profile(sim, profile, gather, seed, sim_run):
+    """Continuous batching at B = 8: every batched run exact under stalls, every request done."""
+    spec = serving_under(sim, gather)
+    result = sim_run.raise_if_failed()
+    assert result["serving"]["requests"] == spec.n_requests
+    assert result["steps_checked"] == result["serving"]["chip_runs"]
+    assert all(w > 0 for w in waited(result))
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(900)
+@pytest.mark.sim_job(launch=lambda profile, **params: programs_job(
+    "RandomProgramsTest", programs_on, plusargs(profile))(**params))
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_random_programs_under_a_memory_profile(sim, profile, seed, sim_run):
+    result = sim_run.raise_if_failed()
+    waits = waited(result)
     assert len(waits) == programs_on(sim) + 6 and all(w > 0 for w in waits), (
-        f"every program fetches, so every one waits under {LIGHT.name}: {waits}")
+        f"every program fetches, so every one waits under {profile}: {waits}")
 
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", lambda sim: 0, LIGHT.plusargs))
+@pytest.mark.sim_job(launch=lambda profile, **params: programs_job(
+    "ErrorPathsTest", lambda sim: 0, plusargs(profile))(**params))
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_error_paths_under_the_light_profile(sim, seed, sim_run):
+def test_error_paths_under_a_memory_profile(sim, profile, seed, sim_run):
     """Each error code at its address, counters as the ideal memory's, under stalls."""
     result = sim_run.raise_if_failed()
-    assert all(w > 0 for w in result["program_waits"]), result["program_waits"]
-
-
-@pytest.mark.sim
-@pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=decode_job("PlanDecodeTest",
-                                       lambda sim, gather: [decode_under_light(sim, gather)],
-                                       LIGHT.plusargs))
-@pytest.mark.parametrize("gather", ["host", "chip"])
-@pytest.mark.parametrize("sim", SIMULATORS)
-def test_chapter_decode_under_the_light_profile(sim, gather, seed, sim_run):
-    """W = 8 in both gather modes: every step equals the ideal memory's prediction once its
-    wait is taken out (32 steps; 12 on Icarus in make test)."""
-    spec = decode_under_light(sim, gather)
-    result = sim_run.raise_if_failed()
-    assert result["steps_checked"] == spec.steps
-    waits = [step["counters"]["wait"] for step in result["steps"]]
-    assert all(w > 0 for w in waits), f"a step that did not wait under {LIGHT.name}: {waits}"
-    ideal = sum(step["counters"]["total"] for step in result["steps"])
-    print(f"\n[{sim}] W = 8, {gather} gather, under {LIGHT.name}: {ideal} cycles on the ideal "
-          f"memory, {sum(waits)} waited, {ideal + sum(waits)} in all")
+    assert all(w > 0 for w in waited(result)), result["program_waits"]

@@ -51,8 +51,9 @@ class MemProfile:
         return [*args, f"+axi_stall_prob={self.stall_prob}", f"+axi_stall_len={self.stall_len}"]
 
 
+IDEAL = "ideal"  # hw/ISA.md's memory: fixed latency EXT_LAT, never a stall
 PROFILES = {
-    "ideal": MemProfile("ideal"),
+    IDEAL: MemProfile(IDEAL),
     "light": MemProfile("light", latency=(4, 16), low=102),  # about 10% of cycles
     "heavy": MemProfile("heavy", latency=(20, 200), low=614, stall_prob=2, stall_len=300),
 }

@@ -10,7 +10,8 @@ Stages, each timed:
    chapter in their `make test` lengths (shorter on Icarus): the RTL exercises (W = 8 with pages
    of 1 to 16 rows, and with 2 sinks), the chapter's decodes in chip-gather mode (the chip reads
    the pool through block tables) and the serving workload in both gather modes (B = 8 on both
-   simulators, B = 1, 2, 4 on Verilator), the scoreboard checking every run;
+   simulators, B = 1, 2, 4 on Verilator), and the chapter's decodes in both gather modes under
+   the `light` memory profile, the scoreboard checking every run;
 3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event by
    event, and what paging, sharing and windows buy;
 4. exercises (verif/report/exercises.py): the chapter's four exercises as tables,
@@ -21,8 +22,10 @@ host and chip
    the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/);
 7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
    (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
-   mode), host gather against chip gather (out/gather.json), and the coverage report
-   out/coverage.md; it fails when Icarus and Verilator differ in any counter or output word.
+   mode and memory profile), the chapter's decodes per memory profile (cycles on the ideal
+   memory, cycles waited), host gather against chip gather (out/gather.json), and the coverage
+   report out/coverage.md; it fails when Icarus and Verilator differ in any counter or output
+   word, or when a run under a profile differs from the ideal run once its waits are out.
 
 Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
 `CODE_COVERAGE=0 make run` skips it). A failing stage does not stop the later ones; the exit
@@ -49,6 +52,7 @@ from pathlib import Path
 
 from model.paths import REPO_ROOT, relative
 from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
+from sim.mem_profile import PROFILES
 from sim.toolchain import SIMULATORS
 from verif.env.launch import chip_build
 from verif.env.plans import CHAPTER_WINDOWS
@@ -67,6 +71,7 @@ JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"
 PLOTS = OUT / "plots"
+LIGHT = PROFILES["light"].name  # the memory profile make run's decodes also run under
 RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
 MUTANT_SAMPLE_OUT = OUT / "mutants_sample"
 
@@ -208,14 +213,21 @@ class Report:
     runs: list[chapter_report.ChapterRun] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
     gather_text: str = ""  # host gather against chip gather (verif/report/gather.py)
+    profile_rows: list[list[str]] = field(default_factory=list)  # the chapter per memory profile
 
     def build(self) -> tuple[bool, str]:
         run_dirs = session_runs(JUNIT, self.decodes_since)
         self.runs = chapter_report.collect_runs(run_dirs)
         chip_gather = chapter_report.collect_chip_gather_runs(run_dirs)
+        light = [run for run in (chapter_report.collect_runs(run_dirs, LIGHT)
+                                 + chapter_report.collect_chip_gather_runs(run_dirs, LIGHT))
+                 if run.status != "missing"]
         print(chapter_report.terminal_tables(self.runs))
-        REGRESS_JSON.write_text(json.dumps(chapter_report.regress_json(self.runs + chip_gather),
-                                           indent=1) + "\n")
+        self.profile_rows = chapter_report.profile_rows(self.runs + chip_gather, light)
+        print("\n== the chapter's decodes per memory profile\n" + chapter_report.text_table(
+            chapter_report.PROFILE_HEADER, self.profile_rows, left=(0, 1, 2, 3)))
+        REGRESS_JSON.write_text(json.dumps(
+            chapter_report.regress_json(self.runs + chip_gather + light), indent=1) + "\n")
         self.gather_text = gather_report.report(
             gather_report.model_decodes() + gather_report.rtl_decodes(run_dirs), OUT)
         print("\n" + self.gather_text)
@@ -227,10 +239,11 @@ class Report:
                   for run in self.runs if run.status != "passed" or not run.rule_ok]
         disagreements = [d for w in CHAPTER_WINDOWS
                          if (d := chapter_report.first_disagreement(self.runs, w))]
-        if failed or disagreements:
+        profiles = chapter_report.profile_problems(self.profile_rows)
+        if failed or disagreements or profiles:
             return False, "; ".join(
                 [*(f"decode failed: {f}" for f in failed),
-                 *(f"Icarus and Verilator differ: {d}" for d in disagreements)])
+                 *(f"Icarus and Verilator differ: {d}" for d in disagreements), *profiles])
         return True, (f"{len(self.runs)} decodes passed, rule ok; Icarus and Verilator agree "
                       "on every counter and output word of every step")
 
@@ -309,6 +322,12 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         chapter_report.markdown_table(["stage", "result", "seconds", "note"],
                                       stage_rows(stages)),
         "## Decodes on the RTL", chapter_report.markdown_tables(report.runs),
+        "### The chapter's decodes per memory profile",
+        "Ideal first (the chapter's memory); under `light` the memory holds each AXI4 channel "
+        "low about 10% of cycles and draws read latencies of 4 .. 16 (sim/mem_profile.py). "
+        "`cycles (ideal memory)` is cnt_total - cnt_wait, `= ideal run`: equal to the ideal "
+        "run's cycles at every step both ran (Icarus runs the light decodes for fewer steps).",
+        chapter_report.markdown_table(chapter_report.PROFILE_HEADER, report.profile_rows),
         "## Example B", example_b_tables(example_b) if example_b else "example B did not run",
         "### Example B part 3 beside the chapter's Figure 15.6",
         part3_comparison(example_b) if example_b else "example B did not run",

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from model.machine import CYCLE_NAMES
+from sim.mem_profile import IDEAL
 from sim.toolchain import SIMULATORS
 from verif.env.decode_spec import DecodeSpec
 from verif.env.plans import (
@@ -50,6 +51,7 @@ class ChapterRun:
     status: str  # the simulation's: "passed", "failed", or "missing" (no result file)
     run_dir: str = ""
     gather: str = "host"  # who copied each step's cached rows: the host, or the chip itself
+    profile: str = IDEAL  # the external memory's (sim/mem_profile.py)
     tokens: list[int] = field(default_factory=list)
     rule_ok: bool = False
     programs_compiled: int = 0
@@ -61,7 +63,13 @@ class ChapterRun:
 
     @property
     def cycles(self) -> list[int]:
+        """Each step's cycles on the ideal memory (under another profile: waits taken out)."""
         return [row.counters["total"] for row in self.steps]
+
+    @property
+    def waits(self) -> list[int]:
+        """Each step's cycles frozen waiting on memory (cnt_wait; 0 on the ideal memory)."""
+        return [row.all_counters.get("wait", 0) for row in self.steps]
 
     def pages_after(self, step: int) -> int | None:
         return self.steps[step - 1].pages_in_use if step <= len(self.steps) else None
@@ -91,7 +99,8 @@ def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
     rule_ok = decode is not None and decode.get("verdicts", {}).get("tokens") == []
     return ChapterRun(
         sim=result["sim"], window=window, status=result["status"], run_dir=str(run_dir),
-        gather=spec.gather, tokens=tokens, rule_ok=rule_ok,
+        gather=spec.gather, profile=result.get("memory_profile", IDEAL), tokens=tokens,
+        rule_ok=rule_ok,
         programs_compiled=decode["programs_compiled"] if decode else 0,
         failure=result.get("failure"), steps=steps,
         host_words=decode.get("host_words", []) if decode else [])
@@ -106,29 +115,32 @@ def chapter_window(result: dict) -> tuple[bool, int | None]:
     return True, names[specs[0]]
 
 
-def collect_runs(run_dirs: list[Path]) -> list[ChapterRun]:
-    """The chapter decodes among `run_dirs` (one per simulator and window; newest wins)."""
+def collect_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
+    """The chapter decodes among `run_dirs` under the memory ``profile`` (one per simulator
+    and window; newest wins)."""
     found: dict[tuple[str, int | None], ChapterRun] = {}
     results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
     for path in sorted(results, key=lambda p: p.stat().st_mtime):
         result = read_result(path.parent)
         is_chapter, window = chapter_window(result)
-        if is_chapter:
+        if is_chapter and result.get("memory_profile", IDEAL) == profile:
             found[(result["sim"], window)] = read_run(path.parent, result, window)
     return [found.get((sim, w), ChapterRun(sim, w, "missing"))
             for w in CHAPTER_WINDOWS for sim in SIMULATORS]
 
 
-def collect_chip_gather_runs(run_dirs: list[Path]) -> list[ChapterRun]:
-    """The chapter decodes in chip gather among `run_dirs` that ran (one per simulator and
-    window; newest wins), for regress.json beside collect_runs' host-gather ones."""
+def collect_chip_gather_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
+    """The chapter decodes in chip gather among `run_dirs` that ran under the memory
+    ``profile`` (one per simulator and window; newest wins), for regress.json beside
+    collect_runs' host-gather ones."""
     names = {chip_gather_spec(w).name: w for w in CHAPTER_WINDOWS}
     found: dict[tuple[str, int | None], ChapterRun] = {}
     results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
     for path in sorted(results, key=lambda p: p.stat().st_mtime):
         result = read_result(path.parent)
         specs = [d["spec"]["name"] for d in result.get("decodes", [])]
-        if result.get("test") == "PlanDecodeTest" and len(specs) == 1 and specs[0] in names:
+        if (result.get("test") == "PlanDecodeTest" and len(specs) == 1 and specs[0] in names
+                and result.get("memory_profile", IDEAL) == profile):
             window = names[specs[0]]
             found[(result["sim"], window)] = read_run(path.parent, result, window)
     return [found[key] for key in sorted(found, key=lambda k: (str(k[1]), k[0]))]
@@ -179,9 +191,43 @@ def regress_json(runs: list[ChapterRun]) -> dict:
         "counters": list(CYCLE_NAMES),
         "notes": "pages_in_use: after the step appended and trimmed; mismatches: differences "
                  "the scoreboard found in the step (it raises at the first step that has any)",
-        "runs": [asdict(run) | {"cycles_total": sum(run.cycles), "peak_pages": run.peak_pages}
+        "runs": [asdict(run) | {"cycles_total": sum(run.cycles), "waited_total": sum(run.waits),
+                                "peak_pages": run.peak_pages}
                  for run in runs],
     }
+
+
+# ---- the chapter's cycles per memory profile ----------------------------------------------
+
+
+PROFILE_HEADER = ["profile", "window", "gather", "simulator", "steps", "cycles (ideal memory)",
+                  "waited", "total", "= ideal run"]
+
+
+def profile_rows(ideal: list[ChapterRun], other: list[ChapterRun]) -> list[list[str]]:
+    """Per run: its steps, cycles with the waits taken out, the cycles it waited, and whether
+    its ideal-memory cycles equal the ideal profile's run of the same decode step by step (the
+    steps both ran); the ideal runs first."""
+    reference = {(r.window, r.gather, r.sim): r.cycles for r in ideal}
+    rows = []
+    for run in [*ideal, *other]:
+        if run.status != "passed":
+            rows.append([run.profile, label(run.window), run.gather, run.sim, "-", "-", "-", "-",
+                         run.status])
+            continue
+        base = reference.get((run.window, run.gather, run.sim), [])
+        common = min(len(base), len(run.cycles))
+        same = bool(common) and base[:common] == run.cycles[:common]
+        rows.append([run.profile, label(run.window), run.gather, run.sim, str(len(run.steps)),
+                     str(sum(run.cycles)), str(sum(run.waits)),
+                     str(sum(run.cycles) + sum(run.waits)), str(same)])
+    return rows
+
+
+def profile_problems(rows: list[list[str]]) -> list[str]:
+    """Runs under a memory profile whose cycles, waits taken out, differ from the ideal run."""
+    return [f"{row[0]} {row[1]} {row[2]} {row[3]}: its ideal-memory cycles differ from the "
+            f"ideal run's" for row in rows if row[0] != IDEAL and row[-1] == "False"]
 
 
 # ---- tables ----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -24,6 +25,7 @@ from verif.env.plans import (
 from verif.regress import main_job
 from verif.regress.plugin import rerun_command
 from verif.regress.suites import SUITES, Entry
+from verif.report import chapter as chapter_report
 from verif.report import serving as serving_report
 from verif.report.chapter import (
     ChapterRun,
@@ -159,7 +161,8 @@ def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path
     runs[3].steps[4].all_counters["total"] += 1
     for run in runs:
         run.rule_ok = True
-    monkeypatch.setattr(main_job.chapter_report, "collect_runs", lambda dirs: runs)
+    monkeypatch.setattr(main_job.chapter_report, "collect_runs",
+                        lambda dirs, profile="ideal": runs if profile == "ideal" else [])
     monkeypatch.setattr(main_job, "session_runs", lambda junit, since: [])
     monkeypatch.setattr(main_job, "REGRESS_JSON", tmp_path / "regress.json")
     monkeypatch.setattr(main_job, "rel", str)
@@ -200,3 +203,20 @@ def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(mon
     runs[b8] = {"serving": runs[b8]["serving"] | {"spec": {"n_requests": 24},
                                                    "chip_cycles": 1}}
     assert serving_report.serving_table()["b8_simulators_agree"] is False
+
+
+def test_a_run_under_a_memory_profile_is_held_against_the_ideal_run():
+    """The per-profile table: a light run whose cycles (waits taken out) equal the ideal run's
+    on the steps it ran is fine, its waits are counted; one cycle off is a problem."""
+    ideal = agreeing_run("icarus")
+    light = replace(agreeing_run("icarus", steps=8), profile="light")
+    for row in light.steps:
+        row.all_counters["wait"] = 7
+    rows = chapter_report.profile_rows([ideal], [light])
+    assert [row[-1] for row in rows] == ["True", "True"]
+    assert rows[1][4:8] == ["8", str(sum(light.cycles)), "56", str(sum(light.cycles) + 56)]
+    assert chapter_report.profile_problems(rows) == []
+    light.steps[3].counters["total"] += 1
+    rows = chapter_report.profile_rows([ideal], [light])
+    assert chapter_report.profile_problems(rows) == [
+        "light W=8 host icarus: its ideal-memory cycles differ from the ideal run's"]

@@ -49,6 +49,7 @@ class ChipTest(uvm_test):
     def build_phase(self) -> None:
         self.cfg = config_from_environment(cocotb.top)
         self.cfg.recorder.test = type(self).__name__
+        self.cfg.recorder.extra["memory_profile"] = self.cfg.bfm.profile.name
         self.configure()
         ConfigDB().set(self, "env", CFG_KEY, self.cfg)
         self.env = ChipEnv("env", self)

@@ -73,10 +73,12 @@ def model_decodes() -> list[GatherSteps]:
 
 
 def rtl_decodes(run_dirs: list[Path]) -> list[GatherSteps]:
-    """The chapter decodes in both modes that passed on the RTL, from their result files."""
+    """The chapter decodes in both modes that passed on the RTL at full length (Icarus runs
+    chip gather's shorter version in make run), from their result files."""
     runs = collect_runs(run_dirs) + collect_chip_gather_runs(run_dirs)
     return [GatherSteps(run.window, run.gather, run.sim, run.host_words, run.cycles)
-            for run in runs if run.status == "passed" and run.host_words]
+            for run in runs
+            if run.status == "passed" and run.host_words and len(run.steps) == CHAPTER_STEPS]
 
 
 def summary_rows(decodes: list[GatherSteps]) -> list[list[str]]:

@@ -9,7 +9,7 @@ from model.tiny_lm import rule_tokens
 from verif.bench import gather as bench_gather
 from verif.env.plans import CHAPTER_STEPS, chapter_spec, chip_gather_spec
 from verif.report.chapter import collect_chip_gather_runs, collect_runs, regress_json
-from verif.report.gather import GatherSteps, summary_rows
+from verif.report.gather import GatherSteps, rtl_decodes, summary_rows
 
 
 def test_the_indirection_at_pages_of_four_stays_within_the_aim_and_adds_up():
@@ -29,16 +29,25 @@ def test_the_summary_gives_each_modes_steady_state_and_the_overhead():
     assert rows["chip"][3:6] == ["3", "1018", "+0.99%"]
 
 
-def write_result(folder, spec, host_words) -> None:
+def write_result(folder, spec, host_words, steps: int = CHAPTER_STEPS) -> None:
     counters = Counters(total=100).as_dict()
     folder.mkdir(parents=True)
     (folder / "result.json").write_text(json.dumps({
         "test": "PlanDecodeTest", "sim": "icarus", "status": "passed", "failure": None,
         "steps": [{"step": s, "context": s, "counters": counters, "mismatches": 0}
-                  for s in range(1, CHAPTER_STEPS + 1)],
-        "decodes": [{"spec": vars(spec), "tokens": rule_tokens(spec.start, CHAPTER_STEPS),
-                     "pages_after": [1] * CHAPTER_STEPS, "programs_compiled": 8,
+                  for s in range(1, steps + 1)],
+        "decodes": [{"spec": vars(spec), "tokens": rule_tokens(spec.start, steps),
+                     "pages_after": [1] * steps, "programs_compiled": 8,
                      "host_words": host_words}]}))
+
+
+def test_a_shorter_rtl_run_is_left_out_of_the_steady_state_table(tmp_path):
+    """Icarus runs chip gather's shorter version in make run: no full window to read."""
+    write_result(tmp_path / "full", chapter_spec(None), [3] * CHAPTER_STEPS)
+    write_result(tmp_path / "short", chip_gather_spec(None), [3] * 16, steps=16)
+    decodes = rtl_decodes([tmp_path / "full", tmp_path / "short"])
+    assert [(d.gather, len(d.cycles)) for d in decodes] == [("host", CHAPTER_STEPS)]
+    assert len(summary_rows(decodes)) == 1
 
 
 def test_regress_json_says_who_gathered_each_run(tmp_path):

@@ -49,6 +49,10 @@ class ControllerState(IntEnum):
 # keeps outstanding at most, and the protocol checker's names (hw/tb/axi_checker.v): a
 # violation is reported as (cycle, channel, rule), and verif names them from these.
 AXI_READS_MAX = 256
+# The replay testbench's record file (hw/tb/replay_tb.v, written by sim/replay.py): its first
+# word and its end marker, "RPLY" and "END!" in ASCII.
+REPLAY_MAGIC = 0x52504C59
+REPLAY_END_MARKER = 0x454E4421
 
 
 class AxiChannel(IntEnum):
@@ -157,6 +161,12 @@ def _axi_lines() -> list[str]:
             *(_define(f"AXI_RULE_{r.name}", _sized(r, 4)) for r in AxiRule)]
 
 
+def _replay_lines() -> list[str]:
+    return ["// the replay testbench's record file (hw/tb/replay_tb.v, sim/replay.py)",
+            _define("REPLAY_MAGIC", f"32'h{REPLAY_MAGIC:08X}", "the first word, \"RPLY\""),
+            _define("REPLAY_END_MARKER", f"32'h{REPLAY_END_MARKER:08X}", "the last, \"END!\"")]
+
+
 def _counter_lines() -> list[str]:
     lines = ["// the counters bus (model.machine.COUNTER_FIELDS; hw/ISA.md, \"Counters\"):",
              "// counter X is counters[`X], `X_W bits from bit `X_LSB; ev_ops holds one",
@@ -175,7 +185,7 @@ def _counter_lines() -> list[str]:
 def render_header() -> str:
     """The text of hw/rtl/chip_defs.vh."""
     sections = [_parameter_lines(), _isa_lines(), _state_lines(), _axi_lines(),
-                _counter_lines()]
+                _replay_lines(), _counter_lines()]
     body = "".join("\n" + "".join(f"{line}\n" for line in section) for section in sections)
     return f"{_BANNER}{body}\n`endif\n"
 

@@ -20,6 +20,7 @@ import numpy as np
 from model.isa import ChipConfig
 from model.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
 from model.paths import BUILD_ROOT, TB_DIR
+from model.rtl_defs import REPLAY_END_MARKER, REPLAY_MAGIC
 from sim import toolchain
 from sim.runner import (
     VERILATOR_OPTIMIZE,
@@ -30,8 +31,6 @@ from sim.runner import (
     up_to_date,
 )
 
-MAGIC = 0x52504C59
-END_MARKER = 0x454E4421
 HARNESS = [TB_DIR / "replay_tb.v", TB_DIR / "chip_harness.v", TB_DIR / "axi_ram.v",
            TB_DIR / "axi_checker.v"]
 COUNTER_WORDS = -(-COUNTERS_W // 32)  # the counters bus in 32-bit words (replay_tb.v's too)
@@ -102,10 +101,10 @@ def record_words(record: Record) -> list[int]:
 def write_records(path: Path, records: Iterable[Record]) -> int:
     """Write the hex file; returns the number of records."""
     records = list(records)
-    words = [MAGIC, len(records)]
+    words = [REPLAY_MAGIC, len(records)]
     for record in records:
         words += record_words(record)
-    words.append(END_MARKER)
+    words.append(REPLAY_END_MARKER)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{w & 0xFFFFFFFF:08x}\n" for w in words))
     return len(records)

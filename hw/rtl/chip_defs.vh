@@ -91,6 +91,10 @@
 `define AXI_RULE_EXTRA_R         4'd8
 `define AXI_RULE_READS_OUTSTANDING 4'd9
 
+// the replay testbench's record file (hw/tb/replay_tb.v, sim/replay.py)
+`define REPLAY_MAGIC             32'h52504C59    // the first word, "RPLY"
+`define REPLAY_END_MARKER        32'h454E4421    // the last, "END!"
+
 // the counters bus (model.machine.COUNTER_FIELDS; hw/ISA.md, "Counters"):
 // counter X is counters[`X], `X_W bits from bit `X_LSB; ev_ops holds one
 // `EV_OPS_COUNT_W-bit count per opcode, opcode i at

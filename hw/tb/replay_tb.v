@@ -58,8 +58,8 @@ module replay_tb #(
     parameter SM_MAX     = `SM_MAX_DEFAULT
 );
 
-localparam [31:0] MAGIC         = 32'h5250_4C59;
-localparam [31:0] END_MARKER    = 32'h454E_4421;
+localparam [31:0] MAGIC         = `REPLAY_MAGIC;          // chip_defs.vh (model/rtl_defs.py)
+localparam [31:0] END_MARKER    = `REPLAY_END_MARKER;
 localparam        COUNTER_WORDS = (`COUNTERS_W + 31) / 32;    // words of the counters bus
 
 reg         clk;

@@ -6,7 +6,8 @@
   bigram, trained without attention);
 * ``windows``: model.window_quality's tables, float and on the chip's integers, for the trained
   model and for a random model (the chapter's Figure 15.6 model kind), on the same held-out
-  sequences.
+  sequences; every window W with 0, 1, 2 and 4 sinks S except the cells no window can hold
+  (S >= W: W = 2 with 2 or 4 sinks, W = 4 with 4), which ``impossible`` lists.
 
 ``markdown(report)`` formats it. The entry point that writes the JSON and the plot is
 ``python -m scripts.report trained`` (verif/report/trained.py).
@@ -22,7 +23,7 @@ from model.attention_evidence import loss_table
 from model.corpus import Corpus, load_corpus
 from model.tiny_lm import TinyLM, make_model
 from model.train_lm import saved_config, saved_record, train
-from model.window_quality import chip_reader, float_reader, window_table
+from model.window_quality import chip_reader, float_reader, impossible_settings, window_table
 
 SEQUENCE_TOKENS = 33  # 32 predictions per sequence, half the chip's 64-row context limit
 LOSS_SEQUENCES = 1300  # nearly every disjoint sequence of the held-out part
@@ -80,6 +81,7 @@ def trained_report(float_sequences: int = FLOAT_SEQUENCES, chip_sequences: int =
         "losses": losses(trained, corpus, baseline),
         "windows": {name: window_tables(model, corpus, float_sequences, chip_sequences)
                     for name, model in models.items()},
+        "impossible": [{"window": s.window, "sinks": s.sinks} for s in impossible_settings()],
     }
 
 
@@ -89,8 +91,9 @@ def trained_report(float_sequences: int = FLOAT_SEQUENCES, chip_sequences: int =
 def markdown(report: dict[str, Any]) -> str:
     """The report's tables as markdown."""
     parts = [loss_markdown(report["losses"])]
+    impossible = [(cell["window"], cell["sinks"]) for cell in report.get("impossible", [])]
     for name, tables in report["windows"].items():
-        parts.append(window_markdown(name, tables))
+        parts.append(window_markdown(name, tables, impossible))
     return "\n\n".join(parts) + "\n"
 
 
@@ -102,17 +105,31 @@ def loss_markdown(losses: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def window_markdown(name: str, tables: dict[str, Any]) -> str:
-    """One model's float and chip rows side by side, one line per setting."""
+IMPOSSIBLE = "| {window} | {sinks} | n/a | n/a | n/a | n/a | n/a | n/a |"
+
+
+def window_markdown(name: str, tables: dict[str, Any],
+                    impossible: list[tuple[int, int]] = ()) -> str:
+    """One model's float and chip rows side by side, one line per setting; the ``impossible``
+    (window, sinks) cells as lines of n/a, in their place, and a note that says why."""
     floats, chips = tables["float"], tables["chip"]
     lines = [f"Window against full attention, {name} model (float: {floats['sequences']} "
              f"sequences; chip: {chips['sequences']})", "",
              "| W | sinks | agree float | agree chip | KL float | KL chip | CE float | CE chip |",
              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for row_f, row_c in zip(floats["rows"], chips["rows"], strict=True):
-        window = "full" if row_f["window"] is None else row_f["window"]
+    cells = [(row_f["window"], row_f["sinks"], row_f, row_c)
+             for row_f, row_c in zip(floats["rows"], chips["rows"], strict=True)]
+    cells += [(window, sinks, None, None) for window, sinks in impossible]
+    for window, sinks, row_f, row_c in sorted(cells, key=lambda c: (c[0] or 0, c[1])):
+        if row_f is None:
+            lines.append(IMPOSSIBLE.format(window=window, sinks=sinks))
+            continue
         lines.append(
-            f"| {window} | {row_f['sinks']} | {100 * row_f['agreement']:.1f}% | "
+            f"| {window or 'full'} | {sinks} | {100 * row_f['agreement']:.1f}% | "
             f"{100 * row_c['agreement']:.1f}% | {row_f['mean_kl']:.4f} | {row_c['mean_kl']:.4f} "
             f"| {row_f['cross_entropy']:.3f} | {row_c['cross_entropy']:.3f} |")
+    if impossible:
+        lines += ["", "n/a: no such window. A window holds its S sinks and at least the new "
+                  "token (S < W), so " + ", ".join(f"W = {w} with {s} sinks"
+                                                   for w, s in impossible) + " cannot be run."]
     return "\n".join(lines)

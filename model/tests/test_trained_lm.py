@@ -19,7 +19,7 @@ from model.host import decode
 from model.lm_grad import WEIGHTS, attention_mask, cross_entropy, forward, gradients
 from model.tiny_lm import DIM, VOCAB, TinyLM, float_logits, make_model, trained_model
 from model.train_lm import TrainConfig, train
-from model.trained_report import markdown, trained_report
+from model.trained_report import findings, markdown, trained_report
 from model.window_quality import (
     SINK_COUNTS,
     WINDOWS,
@@ -202,3 +202,5 @@ def test_the_report_is_plain_json_and_prints_as_markdown():
     assert text.count("| 24 | 4 | ") == 2
     assert text.count("| 2 | 4 | n/a | n/a |") == 2  # the impossible cells, said so
     assert text.count("W = 2 with 2 sinks, W = 2 with 4 sinks, W = 4 with 4 sinks") == 2
+    said = findings(report)
+    assert len(said) == 5 and said[1].startswith("A window ") and "W = 2, 4, 8, 16, 24" in said[1]

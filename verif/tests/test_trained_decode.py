@@ -49,8 +49,8 @@ def steps_on(sim: str, gather: str = "host") -> int:
 
 
 def forced_plan(sim: str) -> list[DecodeSpec]:
-    """The forced decodes: W = None, 8 and 4; on Icarus in make test only W = 4 (whose decision
-    at step 12 is full attention's no more), for 12 steps."""
+    """The forced decodes: W = None, 8 and 4; on Icarus in make test W = 4 alone for 12 steps
+    (its decision at step 12 already differs from full attention's)."""
     windows = CHAPTER_WINDOWS if full_length() or sim == "verilator" else (4,)
     return [trained_forced_spec(window, steps_on(sim)) for window in windows]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pydoc_data import topics
@@ -65,6 +66,10 @@ class Alphabet:
         """Token ids of ``text``, int64."""
         index = {char: token for token, char in enumerate(self.chars)}
         return np.array([index.get(char, self.other) for char in text], dtype=np.int64)
+
+    def decode(self, tokens: Iterable[int], other: str = "#") -> str:
+        """The text of ``tokens``, with ``other`` for the last token's many characters."""
+        return "".join(other if token == self.other else self.chars[token] for token in tokens)
 
     def symbol(self, token: int) -> str:
         """How a token prints: its character (space as "␣"), or OTHER."""

@@ -48,9 +48,18 @@ FULL = Setting(None)
 
 def settings(windows: Iterable[int] = WINDOWS,
              sink_counts: Iterable[int] = SINK_COUNTS) -> list[Setting]:
-    """Every window with every sink count it can hold (sinks < W)."""
+    """Every window with every sink count it can hold: its sinks and at least one recent row
+    (the new token's), S < W (model.step_rule.check_window)."""
     return [Setting(window, sinks) for window in windows for sinks in sink_counts
             if sinks < window]
+
+
+def impossible_settings(windows: Iterable[int] = WINDOWS,
+                        sink_counts: Iterable[int] = SINK_COUNTS) -> list[Setting]:
+    """The cells ``settings`` leaves out: sink counts a window cannot hold (S >= W)."""
+    possible = set(settings(windows, sink_counts))
+    return [Setting(window, sinks) for window in windows for sinks in sink_counts
+            if Setting(window, sinks) not in possible]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@
                                     trained
 """
 
+import inspect
 import sys
 
 from verif.report import (
@@ -27,5 +28,10 @@ REPORTS = {"example-a": example_a.main, "example-b": example_b.main,
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in REPORTS:
         sys.exit(f"usage: python -m scripts.report NAME [ARGS]; NAME: {', '.join(REPORTS)}")
-    status = REPORTS[sys.argv[1]](*([sys.argv[2:]] if sys.argv[2:] else []))
+    report, args = REPORTS[sys.argv[1]], sys.argv[2:]
+    # a report that reads options gets the arguments after NAME (argparse would read NAME too)
+    takes_args = bool(inspect.signature(report).parameters)
+    if args and not takes_args:
+        sys.exit(f"{sys.argv[1]} takes no arguments, got {' '.join(args)}")
+    status = report(args) if takes_args else report()
     sys.exit(status if isinstance(status, int) else 0)

@@ -19,8 +19,17 @@ from model.host import decode
 from model.lm_grad import WEIGHTS, attention_mask, cross_entropy, forward, gradients
 from model.tiny_lm import DIM, VOCAB, TinyLM, float_logits, make_model, trained_model
 from model.train_lm import TrainConfig, train
-from model.trained_report import markdown, trained_report
-from model.window_quality import Setting, chip_reader, float_reader, window_table
+from model.trained_report import findings, markdown, trained_report
+from model.window_quality import (
+    SINK_COUNTS,
+    WINDOWS,
+    Setting,
+    chip_reader,
+    float_reader,
+    impossible_settings,
+    settings,
+    window_table,
+)
 
 TOKENS = 33  # 32 teacher-forced predictions per sequence, as the report's
 
@@ -178,9 +187,20 @@ def test_a_small_window_changes_the_trained_models_decisions(trained, corpus):
     assert rows[1].mean_kl > rows[2].mean_kl > 0.0
 
 
+def test_every_window_runs_with_0_1_2_and_4_sinks_but_those_it_cannot_hold():
+    assert (SINK_COUNTS, WINDOWS) == ((0, 1, 2, 4), (2, 4, 8, 16, 24))
+    assert impossible_settings() == [Setting(2, 2), Setting(2, 4), Setting(4, 4)]
+    assert len(settings()) + len(impossible_settings()) == len(WINDOWS) * len(SINK_COUNTS)
+
+
 def test_the_report_is_plain_json_and_prints_as_markdown():
     report = trained_report(float_sequences=2, chip_sequences=1, baseline=False)
     assert json.loads(json.dumps(report)) == report
     text = markdown(report)
     assert "| trained | " in text and "| bigram | " in text
     assert text.count("| full | 0 | 100.0% | 100.0% | 0.0000 | 0.0000 |") == 2
+    assert text.count("| 24 | 4 | ") == 2
+    assert text.count("| 2 | 4 | n/a | n/a |") == 2  # the impossible cells, said so
+    assert text.count("W = 2 with 2 sinks, W = 2 with 4 sinks, W = 4 with 4 sinks") == 2
+    said = findings(report)
+    assert len(said) == 5 and said[1].startswith("A window ") and "W = 2, 4, 8, 16, 24" in said[1]

@@ -4,23 +4,21 @@ model.compiler.quantize.calibrate (float decodes from every start token) was mos
 compile: about 1 ms of each decode step on Verilator, paid again by every simulator run. It is a
 pure function of the model's weights, its arguments and the code of model/ (and numpy's floats), so
 a file in build/calibration/ is keyed by a digest of all of them: a change to any of them misses
-and recalibrates.
+and recalibrates (verif.env.disk_cache).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from dataclasses import asdict, fields
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from model.compiler.quantize import Calibration, calibrate
-from model.paths import BUILD_ROOT, MODEL_DIR
+from model.paths import BUILD_ROOT
 from model.tiny_lm import TinyLM
+from verif.env.disk_cache import load_json, model_code_digest, store_json
 
 CALIBRATION_DIR = BUILD_ROOT / "calibration"
 
@@ -36,31 +34,13 @@ def cached_calibration(model: TinyLM, steps: int, window: int | None, sinks: int
     for weights in (getattr(model, f.name) for f in fields(model)):
         digest.update(repr((weights.dtype.str, weights.shape)).encode())
         digest.update(np.ascontiguousarray(weights).tobytes())
-    digest.update(_model_code_digest())
+    digest.update(model_code_digest())
     path = cache_dir / f"{digest.hexdigest()[:32]}.json"
-    try:
-        stored = json.loads(path.read_text())
+    stored = load_json(path)
+    if isinstance(stored, dict) and {"shared", "per_context"} <= stored.keys():
         return Calibration(shared=stored["shared"],
                            per_context={int(context): ranges for context, ranges
                                         in stored["per_context"].items()})
-    except (OSError, ValueError, KeyError):
-        pass
     calibration = calibrate(model, steps, window, sinks=sinks)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(asdict(calibration)))
-        os.replace(temporary, path)
-    except OSError:  # a read-only tree still runs, it only recalibrates
-        pass
+    store_json(path, asdict(calibration))
     return calibration
-
-
-@cache
-def _model_code_digest() -> bytes:
-    """A digest of model/'s sources (read once per process)."""
-    digest = hashlib.sha256()
-    for source in sorted(MODEL_DIR.rglob("*.py")):
-        digest.update(str(source.relative_to(MODEL_DIR)).encode())
-        digest.update(source.read_bytes())
-    return digest.digest()

@@ -3,7 +3,8 @@
 A plain dataclass that travels as JSON from pytest into the simulator (environment variable
 ``DECODE_PLAN``) and back out in the run's result file, so both sides name a decode the same way.
 ``programs()`` compiles its programs as model.host.decode does (the same programs), with the
-calibration read from the disk cache.
+calibration read from the disk cache; ``reference_decode(spec)`` is the whole decode by the
+reference host (model.host.decode), which a chip's run must equal token, page and cycle.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import gather_for
 from model.compiler.layout import Pool
+from model.host import Decode, decode
 from model.isa import ChipConfig
 from model.tiny_lm import make_model
 from verif.env.calibration_cache import cached_calibration
@@ -53,6 +55,14 @@ class DecodeSpec:
         pool = Pool(self.page_size, self.n_pages, model.dim) if self.gather == "chip" else None
         calibration = cached_calibration(model, self.steps, self.window, self.sinks)
         return ProgramCache(model, calibration, cfg, gather_for(self.gather), pool=pool)
+
+
+def reference_decode(spec: DecodeSpec) -> Decode:
+    """The spec's decode by the reference host on the reference machine (its forced tokens
+    included), calibrated as ``programs()`` is."""
+    return decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start, spec.window,
+                  page_size=spec.page_size, n_pages=spec.n_pages, force=spec.force,
+                  sinks=spec.sinks, gather=spec.gather)
 
 
 def plan_to_json(specs: list[DecodeSpec]) -> str:

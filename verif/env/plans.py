@@ -2,13 +2,15 @@
 
 The chapter's three decodes (32 steps of the structured model with W = None, 8, 4, pages of 4
 rows); its exercises 1 (W = 8 with pages of 1, 2, 4, 8 and 16 rows) and 3 (W = 8 with 2
-attention sinks); the random-model plan, the fork plan and the short plan of the negative tests.
+attention sinks); the random-model plan, the fork plan and the short plan of the negative tests;
+chip gather's; the trained model's decodes (issue 23), greedy and teacher-forced on held-out text.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from model.compiler.gather import GATHER_MODES
 from verif.env.decode_spec import DecodeSpec
 from verif.env.serving_spec import ServingSpec
 
@@ -94,10 +96,38 @@ BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, windo
                             page_size=4, gather="chip", bad_table_at=10)]
 
 
+# ---- the trained model (issue 23): weights learned from English text (model.train_lm) ----
+
+TRAINED_START = 0  # the space (the most frequent character): a decode from a word boundary
+
+# The first held-out sequence of model.trained_report's chip table ("currentl# onl# one standard
+# #a##i", "#" for <other>) as model.corpus's tokens, spelled out so that importing the plans does
+# not read the corpus (0.3 s in every simulator process); test_trained_decode.py checks them.
+TRAINED_TEXT = (10, 14, 8, 8, 1, 5, 2, 9, 15, 0, 7, 5, 9, 15, 0, 7, 5, 1, 0, 6, 2, 3, 5, 12, 3, 8,
+                12, 0, 15, 3, 15, 15, 4)
+
+
+def trained_spec(window: int | None, gather: str = "host",
+                 steps: int = CHAPTER_STEPS) -> DecodeSpec:
+    """The trained model's greedy decode from the space, pages of 4, in either gather mode."""
+    suffix = "-chip" if gather == "chip" else ""
+    return DecodeSpec(f"trained-W{window}{suffix}", "trained", start=TRAINED_START, steps=steps,
+                      window=window, page_size=4, gather=gather)
+
+
+def trained_forced_spec(window: int | None, steps: int = CHAPTER_STEPS) -> DecodeSpec:
+    """The trained model teacher-forced along TRAINED_TEXT: each step's input is the text's next
+    character, so the chip's decisions are the report's chip table on its first sequence."""
+    return DecodeSpec(f"trained-forced-W{window}", "trained", start=TRAINED_TEXT[0],
+                      steps=steps, window=window, page_size=4,
+                      force=list(TRAINED_TEXT[: steps + 1]))
+
 
 def decode_plans() -> list[DecodeSpec]:
     """Every decode the tests run (host and chip gather): coverage takes its windows and page
     sizes from here, so a decode added to a plan adds its bins."""
     return [*(chapter_spec(w) for w in CHAPTER_WINDOWS), *(page_size_spec(p) for p in PAGE_SIZES),
             sinks_spec(), *RANDOM_PLAN, *FORK_PLAN, *SHORT_PLAN,
-            *(chip_gather_spec(w) for w in CHAPTER_WINDOWS), *CHIP_FORK_PLAN, *BAD_PAGE_PLAN]
+            *(chip_gather_spec(w) for w in CHAPTER_WINDOWS), *CHIP_FORK_PLAN, *BAD_PAGE_PLAN,
+            *(trained_spec(w, gather) for gather in GATHER_MODES for w in CHAPTER_WINDOWS),
+            *(trained_forced_spec(w) for w in CHAPTER_WINDOWS)]

@@ -9,18 +9,23 @@ Stages, each timed:
    decodes with W = None, 8, 4 on both simulators (FULL_LENGTH=chapter), and the flows beyond the
    chapter in their `make test` lengths (shorter on Icarus): the RTL exercises (W = 8 with pages
    of 1 to 16 rows, and with 2 sinks), the chapter's decodes in chip-gather mode (the chip reads
-   the pool through block tables) and the serving workload in both gather modes (B = 8 on both
-   simulators, B = 1, 2, 4 on Verilator), and the chapter's decodes in both gather modes under
-   the `light` memory profile, the scoreboard checking every run;
-3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event by
-   event, and what paging, sharing and windows buy;
+   the pool through block tables), the trained model's decodes (W = None, 8, 4, both gather
+   modes, greedy and teacher-forced) and the serving workload in both gather modes (B = 8 on
+   both simulators, B = 1, 2, 4 on Verilator), and the chapter's decodes in both gather modes
+   under the `light` memory profile, the scoreboard checking every run;
+3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event
+   by event, and what paging, sharing and windows buy;
 4. exercises (verif/report/exercises.py): the chapter's four exercises as tables,
-out/exercises.json; 5. serving (verif/report/serving.py): the workload's batch sweep on the RTL in
-host and chip
+   out/exercises.json;
+5. serving (verif/report/serving.py): the workload's batch sweep on the RTL in host and chip
    gather, out/serving.json;
-6. mutation runs: the host's mutants (verif/mutation/host_run.py), then a fixed, seeded sample of
+6. trained model (verif/report/trained.py): its decodes on the RTL against the reference host,
+   and its tables (loss; the window against full attention, trained and random, float and chip
+   integers), out/trained.json, out/trained.md and out/plots/trained_window.png; the tables are
+   computed once (about 70 s) and read from build/trained_report/ until an input changes;
+7. mutation runs: the host's mutants (verif/mutation/host_run.py), then a fixed, seeded sample of
    the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/);
-7. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
+8. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
    (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
    mode and memory profile), the chapter's decodes per memory profile (cycles on the ideal
    memory, cycles waited), host gather against chip gather (out/gather.json), and the coverage
@@ -59,10 +64,11 @@ from verif.env.plans import CHAPTER_WINDOWS
 from verif.mutation import host_run
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report
-from verif.report import example_a, example_b, exercise_plots, exercises
+from verif.report import example_a, example_b, exercise_plots, exercises, trained_decodes
 from verif.report import gather as gather_report
 from verif.report import plots as report_plots
 from verif.report import serving as serving_report
+from verif.report import trained as trained_report
 from verif.report.output import write_json
 from verif.testplan import plan as testplan
 
@@ -206,6 +212,28 @@ class ServingStage:
 
 
 @dataclass
+class TrainedStage:
+    """The trained model's stage: its RTL decodes of this job against the reference host, and
+    its tables, read from build/trained_report/ when an earlier run computed them."""
+
+    since: float
+    text: str = ""  # out/report.md's section
+
+    def run(self) -> tuple[bool, str]:
+        report, cached = trained_report.cached_trained_report()
+        paths = trained_report.write_outputs(report)
+        decodes = trained_decodes.trained_decodes(session_runs(JUNIT, self.since))
+        self.text = trained_report.section(report, trained_decodes.markdown(decodes))
+        print(self.text)
+        found = trained_decodes.problems(decodes)
+        for problem in found:
+            print(f"PROBLEM: {problem}")
+        verdict = "; ".join(found) or f"{len(decodes)} decodes on the RTL equal the reference's"
+        tables = "read from build/trained_report/" if cached else "computed and cached"
+        return not found, f"{verdict}; tables {tables}; {rel(paths[0])}"
+
+
+@dataclass
 class Report:
     """The report stage: tables, regress.json, plots, coverage. report.md comes at the end."""
 
@@ -314,7 +342,7 @@ def part3_comparison(example_b: dict) -> str:
 
 def markdown_report(report: Report, stages: list[Stage], wall: float,
                     exercise_text: str = "", serving_text: str = "",
-                    mutation_text: str = "") -> str:
+                    mutation_text: str = "", trained_text: str = "") -> str:
     example_b = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
@@ -337,6 +365,7 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         "## Serving (continuous batching on the RTL)",
         f"```\n{serving_text.strip()}\n```\n\n![serving](plots/serving.png)" if serving_text
         else "the serving stage did not run",
+        trained_text or "## The trained model (issue 23)\n\nthe trained model's stage did not run",
         mutation_text.replace("## RTL mutation run", "## RTL mutation run (make run's sample)")
         if mutation_text else "## RTL mutation run\n\nthe mutation stage did not run",
         "## Testplan: each testpoint's tests in this run (verif/TESTPLAN.md)",
@@ -379,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     stages.append(timed("exercises", exercise_stage.run))
     serving_stage = ServingStage(decodes_since)
     stages.append(timed("serving", serving_stage.run))
+    trained_stage = TrainedStage(decodes_since)
+    stages.append(timed("trained model", trained_stage.run))
     mutation_stage = MutationStage()
     stages.append(timed("mutation runs (host, RTL sample)", mutation_stage.run))
     report = Report(decodes_since)
@@ -386,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
     REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
-                                      serving_stage.text, mutation_stage.text))
+                                      serving_stage.text, mutation_stage.text,
+                                      trained_stage.text))
     print(f"report: {rel(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1
 

@@ -23,6 +23,7 @@ DECODES = "verif/tests/test_decode.py"
 CHIP = "verif/tests/test_chip.py"
 SERVING = "verif/tests/test_serving.py"
 CHIP_GATHER = "verif/tests/test_chip_gather.py"
+TRAINED = "verif/tests/test_trained_decode.py"
 BLOCKS = "verif/tests/test_blocks.py"
 SCALE = "verif/tests/test_regress_scale.py"
 MEM_PROFILES = "verif/tests/test_mem_profiles.py"
@@ -69,6 +70,7 @@ CHAPTER = [
     Entry(f"{DECODES}::test_sinks_decode", seeds=1),  # exercise 3
     Entry(f"{CHIP_GATHER}::test_chip_gather_decodes_as_host_gather", seeds=1),
     Entry(f"{MEM_PROFILES}::test_chapter_decode_under_a_memory_profile", seeds=1),
+    Entry(TRAINED, seeds=1),  # the trained model's decodes (issue 23), greedy and forced
     # (1) the page table against a shadow model under random operations
     Entry(f"{PAGED}::test_random_operations_match_the_shadow"),
     Entry("model/tests/test_paged_stateful.py"),

@@ -20,14 +20,11 @@ import re
 
 import pytest
 
-from model.host import Decode
-from model.host import decode as host_decode
 from model.step_rule import pages_held
-from model.tiny_lm import make_model
 from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job
-from verif.env.decode_spec import DecodeSpec
+from verif.env.decode_spec import DecodeSpec, reference_decode
 from verif.env.launch import chip_build, run_decode
 from verif.env.plans import (
     CHAPTER_STEPS,
@@ -44,13 +41,6 @@ from verif.env.plans import (
     sinks_spec,
 )
 from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
-
-
-def reference_decode(spec: DecodeSpec) -> Decode:
-    """The spec's decode by the reference host on the reference machine."""
-    return host_decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start,
-                       spec.window, page_size=spec.page_size, n_pages=spec.n_pages,
-                       sinks=spec.sinks, gather=spec.gather)
 
 
 def steps_on(sim: str, flow: str = "") -> int:

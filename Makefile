@@ -17,6 +17,10 @@ export PATH := $(VERILATOR_ROOT)/bin:$(PATH)
 # the same modules, and compiling them again cost about 1.2 s a process.
 export PYTHONDONTWRITEBYTECODE :=
 export PYTHONPYCACHEPREFIX := $(CURDIR)/build/pycache
+# numpy's BLAS runs on one thread: its matrices here are tiny, and its idle threads spin, taking
+# the cores from the other pytest worker and the simulators (5% of a decode's samples).
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
 
 .PHONY: all run test bench lint clean setup system-packages
 

@@ -13,6 +13,7 @@ words per cycle at latency 20 with ready always high.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from model.isa import ChipConfig
 from model.paths import OUT, PLOTS, RUNS_ROOT, TB_DIR
@@ -26,14 +27,16 @@ AIM = 0.9  # words per cycle at latency 20, ready always high
 SIM = "verilator"
 
 
-def measure() -> list[dict]:
+def measure(points: list[tuple[int, int]] | None = None,
+            test_dir: Path = RUNS_ROOT / SIM / "bench_axi") -> list[dict]:
+    """One row per (latency, low) point (default: every LATENCIES x LOWS)."""
     sources = [*rtl_sources(), TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v",
                TB_DIR / "chip_harness.v"]
     chip = build(SIM, "chip_harness", sources, parameters=ChipConfig().verilog_parameters(),
                  waves=False)
-    points = [[latency, low] for low in LOWS for latency in LATENCIES]
+    points = points or [(latency, low) for low in LOWS for latency in LATENCIES]
     run = run_test(chip, "verif.bench.bandwidth_cocotb", testcase="dma_bandwidth", seed=1,
-                   test_dir=RUNS_ROOT / SIM / "bench_axi",
+                   test_dir=test_dir,
                    extra_env={"BENCH_POINTS": json.dumps(points)})
     return json.loads((run.test_dir / "bandwidth.json").read_text())
 

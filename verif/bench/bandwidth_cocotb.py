@@ -18,6 +18,7 @@ from pathlib import Path
 
 import cocotb
 import numpy as np
+from cocotb.triggers import RisingEdge
 
 from model import isa
 from model.isa import ChipConfig
@@ -42,6 +43,7 @@ async def cycles_of(bfm: ChipBfm, program: list[isa.Instr]) -> int:
     await bfm.run(WATCHDOG)
     await bfm.settle()
     status = bfm.read_status()
+    await RisingEdge(bfm.dut.clk)  # out of the read-only phase, for the next program's writes
     return status.counters.total  # every cycle: the run has no profile plusargs (the ideal's)
 
 

@@ -2,7 +2,8 @@
 
     python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [-- OPTIONS]
 
-Default: all of them. OPTIONS go to the testbench benchmark (``-- --sim verilator``).
+Default: all of them. OPTIONS go to the benchmarks that take some: ``testbench -- --sim
+verilator``, ``chip -- --programs 50``.
 """
 
 import sys
@@ -11,19 +12,25 @@ from verif.bench import axi, chip, gather, paged, scaling, testbench
 
 BENCHMARKS = {"paged": paged.main, "chip": chip.main, "testbench": testbench.main,
               "gather": gather.main, "scaling": scaling.main, "axi": axi.main}
+WITH_OPTIONS = ("chip", "testbench")
 
 
 def main(argv: list[str]) -> int:
     names, options = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv \
         else (argv, [])
+    names = names or list(BENCHMARKS)
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
         print(f"unknown benchmark {unknown}; choose from {', '.join(BENCHMARKS)}",
               file=sys.stderr)
         return 2
-    for name in names or list(BENCHMARKS):
+    if options and any(name not in WITH_OPTIONS for name in names):
+        print(f"options {options} need one benchmark that takes them: {', '.join(WITH_OPTIONS)}",
+              file=sys.stderr)
+        return 2
+    for name in names:
         print(f"\n==== bench {name}", flush=True)
-        status = testbench.main(options) if name == "testbench" else BENCHMARKS[name]()
+        status = BENCHMARKS[name](options) if name in WITH_OPTIONS else BENCHMARKS[name]()
         if status:
             return status
     return 0

@@ -55,10 +55,10 @@ def replay_seconds(sim: str, records_file: Path) -> float:
     return result.seconds
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=100)
-    count = parser.parse_args().programs
+    count = parser.parse_args(argv).programs
     progs = programs(count)
     expected = [machine.run(p.image) for p in progs]
     cycles = sum(r.counters.total for r in expected)

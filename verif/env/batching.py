@@ -1,30 +1,34 @@
 """Simulation tests that share a build run in one simulator process: a pytest plugin.
 
-A simulation test declares its simulation with ``@pytest.mark.sim_job(launch=factory)``: called with
-the test's parameters (``sim``, ``seed``, ...) and ``node`` (its pytest node id), ``factory``
-returns the Launch (verif.env.launch) of that test alone. The test takes its run from the
-``sim_run`` fixture. The first test of a group to ask for its run launches every test of its
-group that this pytest process will run, one simulator process per build (and plusargs), and
-each test then reads its own run: its own seed, run folder, result file, verdict, failure
-message and re-run command. A job the simulator did not finish is run again alone
-(verif.env.launch.run_launches), so the test that crashed a process is named by its own failure.
+A simulation test declares its simulation with ``@pytest.mark.sim_job(launch=factory)``: called
+with the test's parameters (``sim``, ``seed``, ...) and ``node`` (its pytest node id), ``factory``
+returns the Launch (verif.env.launch) of that test alone. A test parametrized by ``profile`` runs
+under that memory profile (sim.mem_profile: its plusargs join the Launch here, once for every kind
+of job). The test takes its run from the ``sim_run`` fixture. The first test of a group to ask for
+its run launches every test of its group that this pytest process will run, one simulator process
+per build (and plusargs), and each test then reads its own run: its own seed, run folder, result
+file, verdict, failure message and re-run command. A job the simulator did not finish is run again
+alone (verif.env.launch.run_launches), so the test that crashed a process is named by its own
+failure.
 
-A group is the tests of one file on one simulator (``scope_of``). Under pytest-xdist every
-group goes to one worker whole (``SimScopeScheduling``: xdist's load-scope scheduling with
-this scope, the largest groups first), so a worker never launches a test another worker runs;
-every other test is a group of its own and spreads as under ``--dist load``. Without xdist the
-session is one process and the groups hold. Under the other xdist modes tests run one by one.
+A group is the tests of one file on one simulator (``scope_of``). Under pytest-xdist every group
+goes to one worker whole (``SimScopeScheduling``: xdist's load-scope scheduling with this scope,
+the largest groups first), so a worker never launches a test another worker runs; every other test
+is a group of its own and spreads as under ``--dist load``. Without xdist the session is one
+process and the groups hold. Under the other xdist modes tests run one by one.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+from sim.mem_profile import IDEAL, PROFILES
 from verif.env.decode_spec import DecodeSpec
 from verif.env.launch import (
     DecodeRun,
@@ -67,36 +71,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log) -> SimScopeSchedulin
 # ---- the launches of the chip's tests, for sim_job ------------------------------------------
 
 
-Plusargs = Callable[[int], Sequence[str]]  # a run's simulator plusargs, from its seed
-
-
-def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]],
-               plusargs: Plusargs | None = None) -> Callable[..., Launch]:
-    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives, with the
-    simulator's ``plusargs(seed)`` (a memory profile: sim.mem_profile)."""
+def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]]) -> Callable[..., Launch]:
+    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives."""
     def launch(sim: str, seed: int, node: str, **params) -> Launch:
-        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node,
-                             plusargs=tuple(plusargs(seed)) if plusargs else ())
+        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node)
     return launch
 
 
-def serving_job(spec: Callable[..., ServingSpec],
-                plusargs: Plusargs | None = None) -> Callable[..., Launch]:
-    """ServingTest over the workload ``spec(sim=..., **params)`` gives, with the simulator's
-    ``plusargs(seed)``."""
+def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
+    """ServingTest over the workload ``spec(sim=..., **params)`` gives."""
     def launch(seed: int, node: str, sim: str = "verilator", **params) -> Launch:
-        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node,
-                              plusargs=tuple(plusargs(seed)) if plusargs else ())
+        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node)
     return launch
 
 
-def programs_job(testcase: str, programs: Callable[[str], int],
-                 plusargs: Plusargs | None = None) -> Callable[..., Launch]:
-    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them,
-    with the simulator's ``plusargs(seed)``."""
+def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[..., Launch]:
+    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them."""
     def launch(sim: str, seed: int, node: str) -> Launch:
-        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node,
-                               plusargs=tuple(plusargs(seed)) if plusargs else ())
+        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node)
     return launch
 
 
@@ -110,8 +102,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _launch_of(item: pytest.Item) -> Launch:
+    """The test's Launch; a ``profile`` parameter names the external memory's profile, which
+    reaches the simulator as plusargs (sim.mem_profile), the ideal memory needing none."""
     factory: Callable[..., Launch] = item.get_closest_marker("sim_job").kwargs["launch"]
-    return factory(node=item.nodeid, **item.callspec.params)
+    params = dict(item.callspec.params)
+    profile = PROFILES[params.pop("profile", IDEAL)]
+    launch = factory(node=item.nodeid, **params)
+    if profile.ideal:
+        return launch
+    return replace(launch, plusargs=tuple(profile.plusargs(launch.seed)))
 
 
 class Batcher:

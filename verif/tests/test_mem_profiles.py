@@ -12,7 +12,8 @@ the memory counted itself (verif/kit/bfm.py checks both after every run; the sco
 compares the counters of the ideal memory). Each test also asserts that the chip did wait, so
 that a profile that stalled nothing cannot pass for one that did. On Icarus in make test each
 flow runs its shorter version (sim.lengths): decodes of 8 steps, a fork after 4 of 8, 3 serving
-requests, 20 random programs. The tests of one simulator and profile share a process.
+requests, 20 random programs. Each test's `profile` parameter sets the memory's plusargs
+(verif/env/batching.py); the tests of one simulator and profile share a process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 from model.compiler.gather import GATHER_MODES
 from sim.lengths import full_length, run_length, runs_full
-from sim.mem_profile import PROFILES, STALL_FIELDS
+from sim.mem_profile import STALL_FIELDS
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job, programs_job, serving_job
 from verif.env.decode_spec import DecodeSpec
@@ -42,10 +43,6 @@ from verif.env.serving_spec import ServingSpec
 PROFILE_NAMES = ("light", "heavy") if full_length() else ("light",)
 PROGRAMS = 60  # random programs per simulator under a profile
 SHORT = {"steps": 8, "fork_steps": 8, "fork_at": 4, "requests": 3, "programs": 20}
-
-
-def plusargs(profile: str):
-    return PROFILES[profile].plusargs
 
 
 def decode_under(sim: str, window: int | None, gather: str) -> DecodeSpec:
@@ -80,9 +77,8 @@ def stalled_channels(result: dict) -> int:
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=lambda profile, **params: decode_job(
-    "PlanDecodeTest", lambda sim, window, gather: [decode_under(sim, window, gather)],
-    plusargs(profile))(**params))
+@pytest.mark.sim_job(launch=decode_job(
+    "PlanDecodeTest", lambda sim, window, gather: [decode_under(sim, window, gather)]))
 @pytest.mark.parametrize("gather", GATHER_MODES)
 @pytest.mark.parametrize("window", CHAPTER_WINDOWS, ids=lambda w: f"W{w}")
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
@@ -103,8 +99,7 @@ def test_chapter_decode_under_a_memory_profile(sim, profile, window, gather, see
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=lambda profile, **params: decode_job(
-    "ForkDecodeTest", lambda sim, gather: fork_under(sim, gather), plusargs(profile))(**params))
+@pytest.mark.sim_job(launch=decode_job("ForkDecodeTest", fork_under))
 @pytest.mark.parametrize("gather", GATHER_MODES)
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
@@ -118,8 +113,7 @@ def test_fork_decode_under_a_memory_profile(sim, profile, gather, seed, sim_run)
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=lambda profile, **params: serving_job(
-    lambda sim, gather: serving_under(sim, gather), plusargs(profile))(**params))
+@pytest.mark.sim_job(launch=serving_job(serving_under))
 @pytest.mark.parametrize("gather", GATHER_MODES)
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
@@ -134,8 +128,7 @@ def test_serving_under_a_memory_profile(sim, profile, gather, seed, sim_run):
 
 @pytest.mark.sim
 @pytest.mark.timeout(900)
-@pytest.mark.sim_job(launch=lambda profile, **params: programs_job(
-    "RandomProgramsTest", programs_on, plusargs(profile))(**params))
+@pytest.mark.sim_job(launch=programs_job("RandomProgramsTest", programs_on))
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_random_programs_under_a_memory_profile(sim, profile, seed, sim_run):
@@ -147,8 +140,7 @@ def test_random_programs_under_a_memory_profile(sim, profile, seed, sim_run):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-@pytest.mark.sim_job(launch=lambda profile, **params: programs_job(
-    "ErrorPathsTest", lambda sim: 0, plusargs(profile))(**params))
+@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", lambda sim: 0))
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_error_paths_under_a_memory_profile(sim, profile, seed, sim_run):

@@ -86,7 +86,7 @@ lint: setup
 		echo "$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top"; \
 		$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top || exit 1; \
 	done
-	$(LINT) --timing +define+CHIP_HARNESS_CLOCK hw/rtl/*.v hw/tb/*.v --top-module chip_harness
+	$(LINT) --timing +define+CHIP_HARNESS_CLOCK +define+CHIP_HARNESS_RECORD hw/rtl/*.v hw/tb/*.v --top-module chip_harness
 	$(VENV)/bin/ruff check .
 
 ## clean: remove generated output (builds, runs, reports); keeps the venv

@@ -278,6 +278,16 @@ def disassemble(words: Sequence[int]) -> list[Instr]:
     return out
 
 
+def instruction_at(words: Sequence[int], pc: int | None) -> str:
+    """The listing of the instruction at ``pc`` of a program, or why there is none."""
+    if pc is None or pc < 0 or pc + WORDS_PER_INSTR > len(words):
+        return f"none: pc {pc} is outside the program's {len(words)} words"
+    try:
+        return str(decode(words[pc:pc + WORDS_PER_INSTR]))
+    except ValueError as error:
+        return f"not an instruction ({error})"
+
+
 # --- cycle costs (hw/ISA.md, "Cycle costs") ---------------------------------------------------
 
 

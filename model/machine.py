@@ -4,6 +4,11 @@ It is the prediction every RTL run is checked against: the same program, the sam
 memory image in, the final external memory, the five cycle counters, the event counters and
 the error code out. It follows `hw/ISA.md` and nothing else; each instruction is one numpy
 operation, so it runs far faster than either simulator.
+
+Run with ``trace=True`` it also keeps each instruction it executed (`Executed`): its cycles in
+the run and the words it wrote to the scratchpad and to external memory, so that a failing
+chip run can be traced to the first instruction whose writes or cycles differ
+(verif/scoreboard/locate.py). The trace costs time and is made only for a run that failed.
 """
 
 from __future__ import annotations
@@ -205,6 +210,24 @@ def pack_ops(ops: Sequence[int]) -> int:
 
 
 @dataclass
+class Executed:
+    """One instruction the machine executed, HALT and a stopping one included."""
+
+    pc: int
+    instr: Instr
+    start: int  # the first cycle of its FETCH, counted from the run's first (0)
+    exec_start: int  # the first cycle of its EXEC (FETCH and CHECK done)
+    end: int  # the cycle after its last
+    sram: dict[int, int] = field(default_factory=dict)  # scratchpad words written: final value
+    ext: dict[int, int] = field(default_factory=dict)  # external words written: final value
+
+    @property
+    def unit(self) -> str:
+        """The unit that executes it (model.isa.UNIT_OF); the controller's own for HALT."""
+        return UNIT_OF.get(Op(self.instr.op), "controller")
+
+
+@dataclass
 class RunResult:
     """The machine's state when the program stopped."""
 
@@ -215,6 +238,7 @@ class RunResult:
     error_pc: int
     # every external address a STORE wrote, ascending, once each; its final value is ext[address]
     written: tuple[int, ...] = ()
+    trace: list[Executed] = field(default_factory=list)  # with trace=True: every instruction
 
     def writes(self) -> dict[int, int]:
         """The words the program wrote to external memory: address -> final value."""
@@ -265,8 +289,10 @@ class Machine:
     """One chip: external memory, scratchpad, counters. `run()` executes from address 0."""
 
     def __init__(self, image, cfg: ChipConfig | None = None,
-                 bus_errors: BusErrors | None = None):
+                 bus_errors: BusErrors | None = None, trace: bool = False):
         self.cfg = cfg or ChipConfig()
+        self.tracing = trace
+        self.trace: list[Executed] = []
         self.bus_errors = bus_errors or BusErrors()
         image = words(image)
         if image.size > self.cfg.ext_words:
@@ -286,8 +312,12 @@ class Machine:
             if self.bus_errors.read.intersection(range(pc, pc + WORDS_PER_INSTR)):
                 self.counters.total += fetch_cycles(self.cfg)  # stopped after FETCH
                 return self._stop(ErrorCode.BUS_ERROR, pc, None, raise_on_error)
+            start = self.counters.total
             instr, error = self._fetch_and_check(pc)
             self.counters.total += overhead_cycles(self.cfg) if instr else NO_FETCH_OVERHEAD
+            if self.tracing and instr:
+                total = self.counters.total
+                self.trace.append(Executed(pc, instr, start, total, total))
             if error != ErrorCode.OK:
                 return self._stop(error, pc, instr, raise_on_error)
             self.counters.instr += 1
@@ -304,6 +334,8 @@ class Machine:
                 return self._paged_stop(pc, instr, error, raise_on_error)
             cost = exec_cycles(instr, self.cfg)
             self.counters.total += cost
+            if self.tracing:
+                self.trace[-1].end = self.counters.total
             unit = UNIT_OF[Op(instr.op)]
             setattr(self.counters, unit, getattr(self.counters, unit) + cost)
             pc += WORDS_PER_INSTR
@@ -320,6 +352,7 @@ class Machine:
         self.counters.wrapped()
         result = RunResult(self.ext.copy(), self.sram.copy(), self.counters, error, pc)
         result.written = tuple(np.flatnonzero(self.stored).tolist())
+        result.trace = self.trace
         if error != ErrorCode.OK and raise_on_error:
             raise MachineError(result, instr)
         return result
@@ -377,28 +410,29 @@ class Machine:
         if op in PAGED_OPS:
             self._execute_paged(i)
         elif op == Op.LOAD:
-            self.sram[i.b : i.b + i.length] = self.ext[i.a : i.a + i.length]
+            self._write_sram(i.b, self.ext[i.a : i.a + i.length])
             self.counters.dma_words += i.length
         elif op == Op.STORE:
             self.ext[i.a : i.a + i.length] = self.sram[i.b : i.b + i.length]
             self.stored[i.a : i.a + i.length] = True
+            self._trace_ext(range(i.a, i.a + i.length), self.sram[i.b : i.b + i.length])
             self.counters.dma_words += i.length
         elif op == Op.MATMUL:
             self._matmul(i)
         elif op == Op.VADD:
             total = self._int8(i.a, i.length) + self._int8(i.b, i.length)
             self._count_saturations(total)
-            self.sram[i.c : i.c + i.length] = words(arith.sat8(total))
+            self._write_sram(i.c, words(arith.sat8(total)))
         elif op == Op.VMAX:
-            self.sram[i.c] = words(self._int8(i.a, i.length).max())
+            self._write_sram(i.c, words([self._int8(i.a, i.length).max()]))
         elif op == Op.ARGMAX:
-            self.sram[i.c] = int(np.argmax(self._int8(i.a, i.length)))  # first maximum
+            self._write_sram(i.c, [int(np.argmax(self._int8(i.a, i.length)))])  # first maximum
         else:
             scores = self._int8(i.a, i.length)
             self.counters.sm_max_len = max(self.counters.sm_max_len, i.length)
             self.counters.sm_range = max(self.counters.sm_range,
                                          int(scores.max()) - int(scores.min()))
-            self.sram[i.c : i.c + i.length] = words(arith.softmax_int(scores))
+            self._write_sram(i.c, words(arith.softmax_int(scores)))
 
     def _int8(self, start: int, length: int) -> np.ndarray:
         return int8_of(self.sram[start : start + length])
@@ -416,7 +450,7 @@ class Machine:
             unclamped = arith.requant_unclamped(acc, i.mult, i.shift)
             self._count_saturations(unclamped)
             out = arith.sat8(unclamped)
-        self.sram[i.c : i.c + i.m * i.n] = words(out.reshape(-1))
+        self._write_sram(i.c, words(out.reshape(-1)))
 
     def _count_saturations(self, values: np.ndarray) -> None:
         values = np.asarray(values)
@@ -463,6 +497,8 @@ class Machine:
         cost = table_phase_cycles(i, self.cfg)
         self.counters.total += cost
         self.counters.dma += cost
+        if self.tracing:
+            self.trace[-1].end = self.counters.total
         self.counters.pt_words += paged_geometry(i).table_words
         return self._stop(error, pc, i, raise_on_error)
 
@@ -524,11 +560,24 @@ class Machine:
         starts = i.c + pool_rows * i.m
         return (starts[:, None] + np.arange(i.m)[None, :]).reshape(-1)
 
+    def _write_sram(self, start: int, values) -> None:
+        """Scratchpad words start .. start + len(values) - 1 (one place, for the trace)."""
+        values = np.asarray(values, dtype=np.uint32)
+        self.sram[start : start + values.size] = values
+        if self.tracing:
+            self.trace[-1].sram.update(zip(range(start, start + values.size), values.tolist(),
+                                           strict=True))
+
     def _write_ext(self, addresses: np.ndarray, values: np.ndarray) -> None:
         """Write in order: an address named twice (a page listed twice) keeps the later value."""
         last = addresses.size - 1 - np.unique(addresses[::-1], return_index=True)[1]
         self.ext[addresses[last]] = values[last]
         self.stored[addresses] = True
+        self._trace_ext(addresses[last].tolist(), np.asarray(values)[last])
+
+    def _trace_ext(self, addresses, values: np.ndarray) -> None:
+        if self.tracing:
+            self.trace[-1].ext.update(zip(addresses, values.tolist(), strict=True))
 
     def _execute_paged(self, i: Instr) -> None:
         geo = paged_geometry(i)
@@ -536,10 +585,10 @@ class Machine:
         if i.op == Op.PCOPY:
             slots = i.row + np.arange(i.length)
             src, dst = (int(self.ext[i.a + k]) << i.shift for k in (0, 1))
-            self.sram[sram] = self.ext[self._pool_words(i, src | slots)]
+            self._write_sram(sram.start, self.ext[self._pool_words(i, src | slots)])
             self._write_ext(self._pool_words(i, dst | slots), self.sram[sram])
         elif i.op == Op.PLOAD:
-            self.sram[sram] = self.ext[self._pool_words(i, self._table_rows(i))]
+            self._write_sram(sram.start, self.ext[self._pool_words(i, self._table_rows(i))])
         else:
             self._write_ext(self._pool_words(i, self._table_rows(i)), self.sram[sram])
         self.counters.dma_words += geo.words
@@ -547,6 +596,6 @@ class Machine:
 
 
 def run(image, cfg: ChipConfig | None = None, raise_on_error: bool = False,
-        bus_errors: BusErrors | None = None) -> RunResult:
+        bus_errors: BusErrors | None = None, trace: bool = False) -> RunResult:
     """Run the program at address 0 of `image` (a sequence of words) on a fresh machine."""
-    return Machine(image, cfg, bus_errors).run(raise_on_error=raise_on_error)
+    return Machine(image, cfg, bus_errors, trace).run(raise_on_error=raise_on_error)

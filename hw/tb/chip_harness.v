@@ -20,13 +20,16 @@
 //
 // With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/env/launch.py, not replay_tb.v),
 // the harness also keeps, for the testbench to read after done instead of a Python callback
-// per cycle (verif/agents/chip/write_monitor.py, verif/kit/bfm.py):
-//   * a write log: every W beat the memory accepts (exactly: an X or Z handshake writes
-//     nothing) appends {word address, data} at the rising edge that ends its cycle (the edge
-//     axi_ram.v stores it at) to wlog[wlog_count % WLOG_WORDS], and wlog_count (free-running
-//     from reset) counts every write ever made;
+// per cycle (verif/agents/chip/write_monitor.py, verif/kit/bfm.py, verif/scoreboard/locate.py),
+// three logs (hw/tb/event_log.v rings), each entry stamped with the run's cycle (counted with
+// and without the cycles frozen on memory) and the controller's pc:
+//   * u_wlog: every W beat the memory accepts, read after every run (the write monitor);
+//   * u_slog: every scratchpad write, and u_ilog: the start of each instruction's FETCH and
+//     CHECK, read only when a run failed, to place the first wrong write and the first
+//     instruction whose cycles differ from the reference machine's;
 //   * a cycle watchdog: watchdog_limit (set by the testbench before start) cycles after start,
-//     while done is low, watchdog_expired rises; start clears it.
+//     while done is low, watchdog_expired rises; start clears it. The hang_* signals and the
+//     last address handshake on the port (last_*) say what a hung run was doing.
 // HDL_RECORD tells a testbench which way it was built.
 module chip_harness #(
     parameter ARRAY_N    = `ARRAY_N_DEFAULT,       // chip_top parameters, see hw/ISA.md
@@ -76,16 +79,98 @@ wire unused_hdl_clock = HDL_CLOCK;
 
 `ifdef CHIP_HARNESS_RECORD
 localparam [0:0] HDL_RECORD = 1'b1;
-localparam WLOG_WORDS = 1024;   // writes kept: the most one run may make (the monitor checks)
+localparam WLOG_WORDS = 1024;     // external writes kept: the most one run may make (monitor checks)
+localparam SLOG_WORDS = 16384;    // scratchpad writes kept: read only to locate a failure
+localparam ILOG_WORDS = 4096;     // instruction phases kept (two an instruction)
+localparam SRAM_AW    = $clog2(SRAM_WORDS);
 
-reg [47:0] wlog [0:WLOG_WORDS-1];    // {mem_addr, mem_wdata} of each write, in bus order
-reg [31:0] wlog_count;
+// The cycles of the run so far: bus_cycle counts every cycle from the first FETCH cycle (0),
+// run_cycle only those the chip was not frozen on memory, so it follows the ideal memory's
+// schedule, the reference machine's (model.machine's trace): a stall leaves it unchanged.
+reg [31:0] bus_cycle, run_cycle;
+always @(posedge clk) begin
+    if (rst || start) begin
+        bus_cycle <= 32'd0;
+        run_cycle <= 32'd0;
+    end else begin
+        bus_cycle <= bus_cycle + 32'd1;
+        if (!u_chip.mem_stall) run_cycle <= run_cycle + 32'd1;
+    end
+end
+
+wire [15:0] pc_now = u_chip.u_controller.pc_reg[15:0];
+wire [31:0] wlog_count, slog_count, ilog_count;    // each log's events since reset
+wire [63:0] stamp  = {bus_cycle, run_cycle};    // when, in both counts
+
+// Every W beat the memory accepts (exactly: an X or Z handshake writes nothing), logged at the
+// rising edge that ends its cycle (the edge axi_ram.v stores it at):
+// {bus_cycle, run_cycle, pc, word address, data}.
+event_log #(
+    .ENTRY_W (128),
+    .DEPTH   (WLOG_WORDS)
+) u_wlog (
+    .clk   (clk),
+    .rst   (rst),
+    .valid (w_event),
+    .entry ({stamp, pc_now, mem_addr, mem_wdata}),
+    .count (wlog_count)
+);
+
+// Every scratchpad write: {bus_cycle, run_cycle, pc, word address, data}.
+event_log #(
+    .ENTRY_W (128),
+    .DEPTH   (SLOG_WORDS)
+) u_slog (
+    .clk   (clk),
+    .rst   (rst),
+    .valid (u_chip.sram_wr_en),
+    .entry ({stamp, pc_now, {{(16 - SRAM_AW){1'b0}}, u_chip.sram_wr_addr}, u_chip.sram_wr_data}),
+    .count (slog_count)
+);
+
+// The first cycle of each instruction's FETCH (phase 0) and its CHECK (phase 1), not frozen:
+// {bus_cycle, run_cycle, phase, pc}.
+wire [`CTL_STATE_W-1:0] ctl_state = u_chip.u_controller.state_reg;
+wire fetch_starts = ctl_state == `CTL_FETCH && u_chip.u_controller.fcnt_reg == 3'd0;
+wire checking     = ctl_state == `CTL_CHECK;
+event_log #(
+    .ENTRY_W (81),
+    .DEPTH   (ILOG_WORDS)
+) u_ilog (
+    .clk   (clk),
+    .rst   (rst),
+    .valid ((fetch_starts || checking) && !u_chip.mem_stall),
+    .entry ({stamp, checking, pc_now}),
+    .count (ilog_count)
+);
+
+// What a hung run was doing, read when the watchdog fires (verif/kit/bfm.py's ChipHung):
+// the controller's pc and state, the units selected, the last address handshake on the port.
+wire [15:0] hang_pc    = pc_now;
+wire [`CTL_STATE_W-1:0] hang_state = ctl_state;
+wire [4:0]  hang_units = {u_chip.sel_dma, u_chip.sel_pdma, u_chip.sel_mat, u_chip.sel_vec,
+                          u_chip.sel_sm};
+reg         last_write;      // the last address handshake was AW (else AR)
+reg  [31:0] last_addr;       // its byte address
+reg  [7:0]  last_len;        // its beats - 1
+reg  [31:0] last_cycle;      // its bus_cycle
+reg         last_done;       // its last R beat, or its B response, was accepted
 always @(posedge clk) begin
     if (rst) begin
-        wlog_count <= 32'd0;
-    end else if (w_event === 1'b1) begin
-        wlog[wlog_count % WLOG_WORDS] <= {mem_addr, mem_wdata};
-        wlog_count <= wlog_count + 32'd1;
+        last_write <= 1'b0;
+        last_addr  <= 32'd0;
+        last_len   <= 8'd0;
+        last_cycle <= 32'd0;
+        last_done  <= 1'b1;
+    end else if (arvalid && arready) begin
+        {last_write, last_addr, last_len, last_cycle, last_done} <=
+            {1'b0, araddr, arlen, bus_cycle, 1'b0};
+    end else if (awvalid && awready) begin
+        {last_write, last_addr, last_len, last_cycle, last_done} <=
+            {1'b1, awaddr, awlen, bus_cycle, 1'b0};
+    end else if ((!last_write && rvalid && rready && rlast) ||
+                 (last_write && bvalid && bready)) begin
+        last_done <= 1'b1;
     end
 end
 

@@ -32,16 +32,17 @@ from verif.env.run_record import RESULT_FILE, read_result
 from verif.env.serving_spec import ServingSpec, spec_to_json
 
 COCOTB_MODULE = "verif.tests.uvm_tests"
-HARNESS = ("axi_ram.v", "axi_checker.v", "chip_harness.v")
+HARNESS = ("axi_ram.v", "axi_checker.v", "event_log.v", "chip_harness.v")
 # The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
 # --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
 # reaches are public (chip_harness.v's control section) instead of every signal of the chip.
 # Measured with verif/bench/testbench.py: together about 45% less wall time per decode step on
 # Verilator (the HDL clock alone: no measurable change on Icarus).
-# CHIP_HARNESS_RECORD: the harness logs the memory port's writes and runs the cycle watchdog
+# CHIP_HARNESS_RECORD: the harness logs the memory port's writes (and, for a failed run's
+# report, the scratchpad's writes and the instructions' phases) and runs the cycle watchdog
 # (chip_harness.v), so no Python wakes per written word and no cocotb Timer is pending during a
-# run. Measured with verif/bench/testbench.py on Verilator: see verif/ext_write_monitor.py and
-# verif/kit/bfm.py.
+# run. Measured with verif/bench/testbench.py on Verilator: see
+# verif/agents/chip/write_monitor.py and verif/kit/bfm.py.
 HARNESS_DEFINES = {"CHIP_HARNESS_CLOCK": 1, "CHIP_HARNESS_RECORD": 1}
 VERILATOR_ARGS = ("--timing", "-CFLAGS", "-std=c++20", "--no-public-flat-rw")
 

@@ -18,11 +18,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from model.paths import RUNS_ROOT
 from model.serving import Scheduler
 from verif.env.serving_spec import ServingSpec
+from verif.kit.failure_point import FailurePoint, point_of, write_point
 
 RESULT_FILE = "result.json"
+FAILING_IMAGE = "failing_image.npy"  # the memory image of the run that failed, to replay it
 
 
 @dataclass
@@ -70,12 +74,26 @@ class RunRecorder:
     extra: dict = field(default_factory=dict)
     failure: str | None = None  # the first exception a component raised, as text
     failure_type: str | None = None
+    failure_point: FailurePoint | None = None  # where it happened, when its checker located it
 
     def record_failure(self, error: BaseException) -> None:
-        """Keep the first failure: later ones are usually its consequences."""
+        """Keep the first failure: later ones are usually its consequences. Its point (the
+        unit, pc and cycle) goes to the run folder as well, for the waveform tools."""
         if self.failure is None:
             self.failure = str(error)
             self.failure_type = type(error).__name__
+            self.failure_point = point_of(error)
+            if self.failure_point is not None:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                write_point(self.run_dir, self.failure_point)
+
+    def keep_image(self, image: np.ndarray) -> Path:
+        """Keep the memory image of the run that failed, so that it can be replayed on the
+        reference machine (model.machine.run(np.load(path), trace=True)) without a simulator."""
+        path = self.run_dir / FAILING_IMAGE
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        np.save(path, np.asarray(image, dtype=np.uint32))
+        return path
 
     def write(self, status: str) -> Path:
         path = self.run_dir / RESULT_FILE
@@ -85,6 +103,7 @@ class RunRecorder:
             "status": status,
             "failure": self.failure,
             "failure_type": self.failure_type,
+            "failure_point": asdict(self.failure_point) if self.failure_point else None,
             "steps_checked": sum(step.mismatches == 0 for step in self.steps),
             "steps": [asdict(step) for step in self.steps],
             "decodes": [asdict(decode) for decode in self.decodes],

@@ -7,8 +7,11 @@ trigger raced against the watchdog: no per-cycle Python between start and done.
 The watchdog is the harness's own (chip_harness.v built with CHIP_HARNESS_RECORD: a cycle
 counter that raises `watchdog_expired`) when it has one, else a cocotb Timer. A Timer pending
 through the run slowed every simulated cycle on Verilator: measured 1.86 ms against 1.59 ms a
-run of 2,600 cycles (15%). The same harness keeps the memory port's write log (`write_count`,
-`read_write_log`; the agent's write monitor reads it after each done).
+run of 2,600 cycles (15%). When it fires, ChipHung says what the chip was doing: the
+controller's pc and state, the unit selected, the last address handshake on the memory port.
+The same harness keeps three logs (verif.kit.event_log): the memory port's writes (the agent's
+write monitor reads them after each done), and the scratchpad's writes and the instructions'
+phases, which only a failed run reads (verif/scoreboard/locate.py).
 
 The memory (hw/tb/axi_ram.v) runs the profile the run's plusargs name (sim/mem_profile.py).
 After each run the status says what the protocol checker saw (a violation raises
@@ -25,26 +28,35 @@ from dataclasses import dataclass, field
 import cocotb
 import numpy as np
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
+from cocotb.utils import get_sim_time
 
 from model.isa import ChipConfig
 from model.machine import Counters, counter_fields_at
-from model.rtl_defs import AxiChannel, AxiRule
+from model.rtl_defs import AxiChannel, AxiRule, ControllerState
 from sim.mem_profile import MemStalls, check_wait, ideal_view, profile_of
 from sim.runner import CLOCK_NS
 from verif.kit.clock import reset, start_clock
+from verif.kit.event_log import EntryLayout, EventLog
+from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.memory import Backdoor, UnknownValue, known
 
 COUNTERS_PORT = "counters"  # every counter, packed (hw/ISA.md, "Counters"; model.machine)
-ADDRESS_BITS = 16  # a write-log entry is {mem_addr (16 bits), mem_wdata (32 bits)}
 WATCHDOG_MAX = 2**32 - 1  # watchdog_limit's width
+# chip_harness.v's logs: each entry stamped with the run's cycle, counted with the cycles frozen
+# on memory (bus_cycle) and without (run_cycle), and the controller's pc
+_STAMP = (("bus_cycle", 32), ("run_cycle", 32))
+WRITE_ENTRY = EntryLayout((*_STAMP, ("pc", 16), ("address", 16), ("data", 32)))
+PHASE_ENTRY = EntryLayout((*_STAMP, ("check", 1), ("pc", 16)))  # FETCH's first cycle, or CHECK
+# hang_units' bits, top first: the unit the controller selected
+HANG_UNITS = ("dma", "dma (paged)", "mat", "vec", "sm")
 
 
 class AxiProtocolError(AssertionError):
     """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v)."""
 
 
-class ChipHung(AssertionError):
-    """`done` did not rise within the watchdog's limit."""
+class ChipHung(LocatedError):
+    """`done` did not rise within the watchdog's limit; the point is what the chip was doing."""
 
 
 @dataclass
@@ -67,12 +79,14 @@ class ChipBfm:
         self.scratchpad = Backdoor(dut.u_chip.u_sram.mem, cfg.sram_words, "scratchpad word")
         # A harness built with its own clock (CHIP_HARNESS_CLOCK) needs none from cocotb.
         self._clock_started = _flag(dut, "HDL_CLOCK")
-        self.records = _flag(dut, "HDL_RECORD")  # write log and watchdog (CHIP_HARNESS_RECORD)
-        # The log is a ring of wlog_words entries: small enough that reading it reuses the
-        # element handles cocotb caches (making one costs about 10 us, reading one 1.5 us).
-        self.wlog_words = int(dut.WLOG_WORDS.value) if self.records else 0
+        self.records = _flag(dut, "HDL_RECORD")  # logs and watchdog (CHIP_HARNESS_RECORD)
+        if self.records:
+            self.writes = EventLog(dut.u_wlog, int(dut.WLOG_WORDS.value), WRITE_ENTRY)
+            self.sram_writes = EventLog(dut.u_slog, int(dut.SLOG_WORDS.value), WRITE_ENTRY)
+            self.phases = EventLog(dut.u_ilog, int(dut.ILOG_WORDS.value), PHASE_ENTRY)
         self.profile = profile_of(cocotb.plusargs)
         self.stalls_before = MemStalls()  # the memory's delays when the run started
+        self.run_began = RunStart()  # the last run's start: its time and each log's count
 
     async def power_up(self) -> None:
         """The state of a freshly built chip: a zero scratchpad, then a reset.
@@ -102,6 +116,7 @@ class ChipBfm:
             self.stalls_before = self.read_stalls()
         self.dut.start.value = 1
         await RisingEdge(self.dut.clk)
+        self.run_began = self.run_start()
         self.dut.start.value = 0
         done = RisingEdge(self.dut.done)
         if self.records:
@@ -109,27 +124,60 @@ class ChipBfm:
         else:
             watchdog = Timer(max_cycles * CLOCK_NS, unit="ns")
         if await First(done, watchdog) is watchdog:
-            raise ChipHung(f"done did not rise within {max_cycles} cycles")
+            raise self.hung(max_cycles)
         await RisingEdge(self.dut.clk)
+
+    def run_start(self) -> RunStart:
+        """Now is the edge that samples start: bus cycle 0 of the run begins."""
+        if not self.records:
+            return RunStart(get_sim_time(unit="ns"))
+        return RunStart(get_sim_time(unit="ns"), self.sram_writes.count(), self.phases.count())
+
+    def time_ns(self, bus_cycle: int) -> float:
+        """The simulation time at which the last run's bus cycle ``bus_cycle`` begins."""
+        return self.run_began.time_ns + bus_cycle * CLOCK_NS
+
+    def run_logs(self) -> tuple[list[dict[str, int]], list[dict[str, int]], bool]:
+        """The last run's scratchpad writes and instruction phases (the harness's logs, as
+        fields), and whether the scratchpad's ring still held all of the run's writes."""
+        logs = []
+        for log, first in ((self.sram_writes, self.run_began.sram_writes),
+                           (self.phases, self.run_began.phases)):
+            last = log.count()
+            kept = log.kept(first, last)
+            logs.append(([log.layout.values(e) for e in log.read(kept, last - kept)],
+                         kept == first))
+        (sram, complete), (phases, _) = logs
+        return sram, phases, complete
+
+    def hung(self, max_cycles: int) -> ChipHung:
+        """The watchdog fired: what the chip was doing (the harness's hang_* and last_*)."""
+        message = f"done did not rise within {max_cycles} cycles"
+        if not self.records:
+            return ChipHung(message, FailurePoint(cycle=max_cycles))
+        dut = self.dut
+
+        def port(name: str) -> int:
+            return known(getattr(dut, name).value, name)
+
+        state = ControllerState(port("hang_state"))
+        units = [u for bit, u in enumerate(HANG_UNITS) if port("hang_units") >> (4 - bit) & 1]
+        unit = units[0].split()[0] if len(units) == 1 else "controller"
+        cycle = max_cycles - 1
+        point = FailurePoint(unit=unit, pc=port("hang_pc"), cycle=cycle,
+                             time_ns=self.time_ns(cycle))
+        kind = "write" if port("last_write") else "read"
+        beats, at = port("last_len") + 1, port("last_cycle")
+        last = (f"a {kind} of {beats} words at word {port('last_addr') // 4} (address handshake "
+                f"in cycle {at}; its " + ("data and response completed" if port("last_done")
+                                          else "data or response never completed") + ")")
+        busy = ", ".join(units) if units else "none (no unit selected)"
+        return ChipHung(f"{message}: the controller is in {state.name} at pc {point.pc}, unit "
+                        f"busy: {busy}; the last memory transaction: {last}", point)
 
     async def settle(self) -> None:
         """Let the values of this time step settle (after done rose), before reading them."""
         await ReadOnly()
-
-    def write_count(self) -> int:
-        """Writes the chip has made on its memory port since reset (the harness's log)."""
-        return known(self.dut.wlog_count.value, "output wlog_count")
-
-    def read_write_log(self, first: int, count: int) -> list[tuple[str, str]]:
-        """Writes first .. first + count - 1 since reset, as (address, data) binary strings.
-
-        The log keeps the last `wlog_words` writes; strings, so that X or Z stays visible.
-        """
-        log, texts = self.dut.wlog, []
-        for index in range(first, first + count):
-            text = str(log[index % self.wlog_words].value)
-            texts.append((text[:ADDRESS_BITS], text[ADDRESS_BITS:]))
-        return texts
 
     def read_stalls(self) -> MemStalls:
         """The delays the memory has inserted since reset (axi_ram.v's stall_counts)."""
@@ -170,6 +218,15 @@ class ChipBfm:
             counters = ideal_view(raw)
         return ChipStatus(error=port("error"), error_pc=port("error_pc"), counters=counters,
                           wait=raw.wait, stalls=stalls)
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """When a run started (bus cycle 0), and how many entries each log held then."""
+
+    time_ns: float = 0.0
+    sram_writes: int = 0
+    phases: int = 0
 
 
 def _flag(dut, name: str) -> bool:

@@ -11,7 +11,9 @@ wrote and the reference machine wrote (the same set of addresses, each with the 
 value: a stray write anywhere in memory is named by its address), in a step the output
 region (logits, tokens, k_new, v_new, by name), and every counter. The first difference is
 raised with the run, the address or counter, expected and got, the seed and the waveform
-path, before anything else sees the run: pyuvm's logger.error would not fail the test. An X or
+path, before anything else sees the run: pyuvm's logger.error would not fail the test. The
+report then names the first wrong instruction, its unit and the cycle (verif/scoreboard/
+locate.py), and the error carries that point (verif.kit.failure_point) for the waveforms. An X or
 Z on any output, or on the address or data of a write, is raised as UnknownValue.
 check_phase refuses a run that compared nothing, left an item unpaired or saw the chip write
 after its last run ended.
@@ -31,12 +33,15 @@ from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.profiling import PROFILE
 from verif.env.run_record import CheckedStep
 from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.memory import UnknownValue
+from verif.scoreboard.locate import ChipLogs, Located, LoggedWrite, Phase, locate
 from verif.sequences.items import ChipRunItem, StepItem
 
 
-class ScoreboardMismatch(AssertionError):
-    """The chip and the reference machine disagree; the message is the first difference."""
+class ScoreboardMismatch(LocatedError):
+    """The chip and the reference machine disagree; the message is the first difference and
+    the first wrong instruction, the point where that instruction went wrong."""
 
 
 def output_name(layout: Layout | None, address: int) -> str:
@@ -99,12 +104,17 @@ class Scoreboard(uvm_subscriber):
         unknown = observation.unknown or unknown_write(writes)
         if unknown:
             self.record(item, observation, mismatches=1)
-            raise UnknownValue(f"{item.where()}: {unknown}\n{self.cfg.where()}")
+            image = self.cfg.recorder.keep_image(item.image())
+            raise UnknownValue(f"{item.where()}: {unknown}\n  the run's memory image, to replay "
+                               f"it: {image}\n{self.cfg.where()}")
         with PROFILE.section("scoreboard"):
             problems = self.differences(item, observation, writes)
         self.record(item, observation, mismatches=len(problems))
         if problems:
-            raise ScoreboardMismatch(self.report(item, problems))
+            located = self.locate(item, observation, writes)
+            image = self.cfg.recorder.keep_image(item.image())
+            located.lines.append(f"the run's memory image, to replay it: {image}")
+            raise ScoreboardMismatch(self.report(item, problems, located), located.point)
         self.runs_checked += 1
 
     def differences(self, item: ChipRunItem, observation: ChipObservation,
@@ -142,10 +152,30 @@ class Scoreboard(uvm_subscriber):
         stored[[a - start for a in expected.written if start <= a < end]] = True
         return np.where(stored, expected.ext[start:end], observation.outputs)
 
-    def report(self, item: ChipRunItem, problems: list[str]) -> str:
+    def locate(self, item: ChipRunItem, observation: ChipObservation,
+               writes: list[MemWrite]) -> Located:
+        """The first wrong instruction, from the harness's logs (a point with no pc and no
+        cycle, the run's name only, when the harness keeps none)."""
+        bfm = self.cfg.bfm
+        if not bfm.records:
+            return Located(FailurePoint(where=item.where()), [])
+        sram, phases, complete = bfm.run_logs()
+        logs = ChipLogs(sram=[LoggedWrite(e["address"], e["data"], e["pc"], e["run_cycle"],
+                                          e["bus_cycle"]) for e in sram],
+                        ext=[LoggedWrite(w.address, w.value, w.pc, w.run_cycle, w.bus_cycle)
+                             for w in writes],
+                        phases=[Phase(e["pc"], bool(e["check"]), e["run_cycle"], e["bus_cycle"])
+                                for e in phases],
+                        sram_complete=complete)
+        status = observation.status
+        return locate(item.image(), self.cfg.chip, logs, (status.error, status.error_pc),
+                      bfm.time_ns, item.where())
+
+    def report(self, item: ChipRunItem, problems: list[str], located: Located) -> str:
         lines = [f"scoreboard: {item.where()} differs from the reference machine",
                  f"  first difference: {problems[0]}"]
         lines += [f"  also: {problem}" for problem in problems[1:]]
+        lines += [f"  located: {line}" for line in located.lines]
         if item.listing():
             lines += ["  program:", item.listing()]
         return "\n".join(lines) + "\n" + self.cfg.where()

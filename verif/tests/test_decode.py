@@ -17,13 +17,18 @@ environment fails them with the documented exception and a clear report.
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 
+import numpy as np
 import pytest
 
+from model import arith, isa, machine
+from model.isa import WORDS_PER_INSTR, ChipConfig
 from model.step_rule import pages_held
 from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
 from verif.env.batching import decode_job
+from verif.env.config import DEFAULT_WATCHDOG_MARGIN
 from verif.env.decode_spec import DecodeSpec, reference_decode
 from verif.env.launch import chip_build, run_decode
 from verif.env.plans import (
@@ -40,6 +45,8 @@ from verif.env.plans import (
     short_plan,
     sinks_spec,
 )
+from verif.env.run_record import FAILING_IMAGE
+from verif.kit.failure_point import read_point
 from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
 
 
@@ -155,12 +162,27 @@ def test_fork_decode(sim, seed, sim_run):
 
 
 def broken_run(mutant_name: str, tmp_path, seed: int) -> dict:
-    """Run the negative test on a broken copy; the cocotb test must pass (expect_fail)."""
+    """Run the negative test on a broken copy; the cocotb test must pass (expect_fail).
+
+    The result file, with ``image``: the failing run's memory image the run folder kept, and
+    ``point``: the failure's point, as the run folder keeps it (failure_point.json)."""
     sources = make_broken_chip(RTL_MUTANTS[mutant_name], tmp_path)
     run = run_decode(chip_build("icarus", sources), "BrokenChipTest", SHORT_PLAN, seed)
     assert run.error is None, f"the broken chip was not caught:\n{run.failure}"
     assert run.result is not None and run.result["status"] == "failed", run.result
-    return run.result
+    point = read_point(run.run_dir)  # None when the failure was not located (an X read)
+    assert (asdict(point) if point else None) == run.result["failure_point"], run.result
+    return {**run.result, "image": np.load(run.run_dir / FAILING_IMAGE), "point": point}
+
+
+def first_differing_write(right: list[machine.Executed], wrong: list[machine.Executed]) -> tuple:
+    """Where the reference machine's trace and a model of the known fault's first write
+    differently: (the instruction's trace entry, the scratchpad address)."""
+    for want, got in zip(right, wrong, strict=True):
+        differing = sorted(a for a in want.sram if want.sram[a] != got.sram.get(a))
+        if differing:
+            return want, differing[0]
+    raise AssertionError("the fault's model changes no write")
 
 
 @pytest.mark.sim
@@ -174,6 +196,9 @@ def test_counter_mutant_fails_the_scoreboard(tmp_path, seed):
     found = re.search(r"first difference: counter mat: expected (\d+), got (\d+)", report)
     assert found and int(found[2]) < int(found[1]), report
     assert f"seed: {seed}" in report and "re-run with waves:" in report
+    # every instruction wrote and took what it should: the counter is the controller's
+    assert result["point"].unit == "controller" and result["point"].pc is None, report
+    assert "the counters that differ are the controller's" in report
 
 
 @pytest.mark.sim
@@ -188,6 +213,18 @@ def test_requant_mutant_fails_the_scoreboard(tmp_path, seed):
                       r"expected (0x[0-9a-f]{8}), got (0x[0-9a-f]{8})", report)
     assert found, report
     assert found[4] != found[5]
+    # the cause, located: the first scratchpad word a model of the fault (requantization that
+    # floors) writes differently, its instruction, and a cycle inside that instruction's EXEC
+    floors = lambda acc, mult, shift: arith.rounding_doubling_high_mul(acc, mult) >> shift  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arith, "requant_unclamped", floors)
+        broken = machine.run(result["image"], trace=True).trace
+    right = machine.run(result["image"], trace=True).trace
+    want, address = first_differing_write(right, broken)
+    point = result["point"]
+    assert (point.unit, point.pc, point.instruction) == ("mat", want.pc, str(want.instr)), report
+    assert want.exec_start <= point.cycle < want.end, (point, want)
+    assert f"scratchpad word {address} = " in report and point.time_ns is not None
 
 
 @pytest.mark.sim
@@ -200,6 +237,16 @@ def test_watchdog_stops_a_chip_that_never_finishes(tmp_path, seed):
     assert "watchdog: structured-short (W=None, P=4) step 1" in report
     assert f"seed: {seed}" in report
     assert "waves: " in report and "re-run with waves:" in report
+    # what the hung chip was doing: the controller done (in DONE) at the program's HALT, no unit
+    # busy, the HALT's fetch the last transaction; stopped at the watchdog's last cycle
+    image = result["image"]
+    halt = WORDS_PER_INSTR * (len(isa.disassemble(image)) - 1)
+    limit = isa.program_cycles(image, ChipConfig()) + DEFAULT_WATCHDOG_MARGIN
+    point = result["point"]
+    assert (point.unit, point.pc, point.instruction, point.cycle) == (
+        "controller", halt, "HALT", limit - 1), report
+    assert (f"the controller is in DONE at pc {halt}, unit busy: none" in report
+            and f"the last memory transaction: a read of 4 words at word {halt} " in report), report
 
 
 @pytest.mark.sim

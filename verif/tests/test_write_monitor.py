@@ -28,6 +28,7 @@ from verif.agents.chip.write_monitor import (
 )
 from verif.env.launch import chip_build, run_decode
 from verif.env.plans import SHORT_PLAN
+from verif.kit.bfm import WRITE_ENTRY
 from verif.kit.compare import first_write_difference
 from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
 from verif.scoreboard.scoreboard import output_name
@@ -159,19 +160,21 @@ def test_a_store_of_one_word_more_is_a_stray_write(tmp_path, seed):
 
 
 class LoggedBfm:
-    """The BFM's view of chip_harness's write log: a ring of `wlog_words` entries."""
+    """The BFM's view of chip_harness's write log (`writes`): a ring of `depth` entries."""
 
     records = True
 
-    def __init__(self, writes: list[tuple[int, int]], wlog_words: int = 4):
-        self.writes, self.wlog_words = writes, wlog_words
+    def __init__(self, writes: list[tuple[int, int]], depth: int = 4):
+        self.writes = self  # the log itself, as bfm.writes is
+        self.entries, self.depth, self.layout = writes, depth, WRITE_ENTRY
 
-    def write_count(self) -> int:
-        return len(self.writes)
+    def count(self) -> int:
+        return len(self.entries)
 
-    def read_write_log(self, first: int, count: int) -> list[tuple[str, str]]:
-        assert count <= self.wlog_words, "the ring no longer holds these entries"
-        return [(f"{a:016b}", f"{d:032b}") for a, d in self.writes[first:first + count]]
+    def read(self, first: int, count: int) -> list[str]:
+        assert count <= self.depth, "the ring no longer holds these entries"
+        return [f"{7:032b}{5:032b}{12:016b}{a:016b}{d:032b}"
+                for a, d in self.entries[first:first + count]]
 
 
 class LogReader:
@@ -190,24 +193,25 @@ def test_each_run_publishes_the_writes_logged_since_the_last_in_bus_order():
     bfm = LoggedBfm([(10, 1), (11, 2)])
     reader = LogReader(bfm)
     reader.publish_run()
-    bfm.writes += [(12, 3), (10, 4), (13, 5)]  # the next run
+    bfm.entries += [(12, 3), (10, 4), (13, 5)]  # the next run
     reader.publish_run()
     ExtWriteMonitor.publish_run(reader)  # a run that wrote nothing
     assert [(w.address, w.value) for w in reader.sent] == [(10, 1), (11, 2), (12, 3), (10, 4),
                                                            (13, 5)]
+    assert {(w.pc, w.run_cycle, w.bus_cycle) for w in reader.sent} == {(12, 5, 7)}
 
 
 def test_a_write_after_the_last_run_reaches_the_scoreboard_at_extract():
     bfm = LoggedBfm([(10, 1)])
     reader = LogReader(bfm)
     reader.publish_run()
-    bfm.writes.append((99, 7))  # written after done, no run follows
+    bfm.entries.append((99, 7))  # written after done, no run follows
     ExtWriteMonitor.extract_phase(reader)
     assert [(w.address, w.value) for w in reader.sent][-1] == (99, 7)
 
 
 def test_more_writes_than_the_log_keeps_fail_loudly():
-    reader = LogReader(LoggedBfm([(a, a) for a in range(5)], wlog_words=4))
+    reader = LogReader(LoggedBfm([(a, a) for a in range(5)], depth=4))
     with pytest.raises(WriteLogOverflow, match=r"(?s)wrote 5 words .* keeps \(4\).*\(step, seed"):
         reader.publish_run()
     assert reader.sent == []
@@ -215,8 +219,8 @@ def test_more_writes_than_the_log_keeps_fail_loudly():
 
 def test_an_unknown_logged_write_stays_unknown():
     bfm = LoggedBfm([])
-    bfm.read_write_log = lambda first, count: [("0" * 16, "x" * 32)]
-    bfm.write_count = lambda: 1
+    bfm.read = lambda first, count: ["0" * 96 + "x" * 32]
+    bfm.count = lambda: 1
     reader = LogReader(bfm)
     reader.publish_run()
     assert reader.sent[0].unknown and "mem_wdata xxxx" in reader.sent[0].unknown

@@ -8,9 +8,11 @@ closed-form cycle cost (model.isa.program_cycles) plus a margin.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_driver, uvm_tlm_analysis_fifo
 
-from model.isa import program_cycles
+from model.isa import instruction_at, program_cycles
 from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.failures import recording_failures
 from verif.env.profiling import PROFILE
@@ -69,5 +71,9 @@ class ChipDriver(uvm_driver):
         try:
             await self.cfg.bfm.run(limit)
         except ChipHung as err:
+            self.cfg.recorder.keep_image(item.image())
+            point = replace(err.point, instruction=instruction_at(item.program(), err.point.pc),
+                            where=item.where())
             raise ChipHung(f"watchdog: {item.where()}: {err} (closed-form cost {cost} + margin "
-                           f"{self.cfg.watchdog_margin})\n{self.cfg.where()}") from None
+                           f"{self.cfg.watchdog_margin}); the instruction at pc {point.pc}: "
+                           f"{point.instruction}\n{self.cfg.where()}", point) from None

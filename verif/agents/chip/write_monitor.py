@@ -8,7 +8,8 @@ it holds when the run's done arrives and compares them with the words the refere
 STOREs wrote.
 
 Where the writes come from. The harness of verif/env/launch.py's builds (CHIP_HARNESS_RECORD) logs
-every write in HDL (chip_harness.v: `wlog`, `wlog_count`); the chip monitor has this monitor
+every write in HDL (chip_harness.v's `u_wlog`: with its cycle and the controller's pc, so that a
+wrong word can be traced to the instruction that wrote it); the chip monitor has this monitor
 read the run's new entries once, after done and before it publishes the run's observation
 (`publish_run`), so a run's writes always reach the scoreboard before its observation, and
 `extract_phase` publishes any write made after the last run (the scoreboard's check_phase
@@ -43,6 +44,9 @@ class MemWrite:
     address: int
     value: int  # uint32
     unknown: str | None = None  # the address or data held X or Z (Icarus only): which, and how
+    pc: int | None = None  # the instruction the controller was running (from the harness's log)
+    run_cycle: int | None = None  # the cycle of the run, frozen cycles left out
+    bus_cycle: int | None = None  # the cycle of the run, frozen cycles counted
 
     def __str__(self) -> str:
         if self.unknown:
@@ -81,17 +85,21 @@ class ExtWriteBusMonitor(BusMonitor):
                         self._recv(self._sample())
 
     def _sample(self) -> MemWrite:
-        return write_of(str(self.bus.addr.value), str(self.bus.wdata.value))
+        return write_of({"address": str(self.bus.addr.value), "data": str(self.bus.wdata.value)})
 
 
 class WriteLogOverflow(AssertionError):
     """More writes in one run than the harness's log keeps: they cannot all be checked."""
 
 
-def write_of(address: str, data: str) -> MemWrite:
-    """A MemWrite from the binary strings of the address and the data (X or Z: unknown)."""
+def write_of(fields: dict[str, str]) -> MemWrite:
+    """A MemWrite from a write's fields as binary strings (bfm.WRITE_ENTRY's, or only address
+    and data off the bus); an X or Z in the address or data makes it unknown."""
+    address, data = fields["address"], fields["data"]
     try:
-        return MemWrite(int(address, 2), int(data, 2))
+        stamp = {name: int(fields[name], 2) for name in ("pc", "run_cycle", "bus_cycle")
+                 if name in fields}
+        return MemWrite(int(address, 2), int(data, 2), **stamp)
     except ValueError:
         return MemWrite(0, 0, unknown=f"mem_addr {address}, mem_wdata {data}")
 
@@ -130,16 +138,16 @@ class ExtWriteMonitor(uvm_monitor):
         if not self.reads_log:
             return
         with PROFILE.section("write_monitor"):
-            bfm = self.cfg.bfm
-            count = bfm.write_count()
+            log = self.cfg.bfm.writes
+            count = log.count()
             new = count - self.published
-            if new > bfm.wlog_words:
+            if new > log.depth:
                 raise WriteLogOverflow(
                     f"write monitor: the chip wrote {new} words since the last run ended, more "
-                    f"than the harness's log keeps ({bfm.wlog_words}): they cannot all be checked"
+                    f"than the harness's log keeps ({log.depth}): they cannot all be checked"
                     f"\n{self.cfg.where()}")
-            writes = [write_of(address, data)
-                      for address, data in bfm.read_write_log(self.published, new)]
+            writes = [write_of(log.layout.split(entry))
+                      for entry in log.read(self.published, new)]
             self.published = count
         for write in writes:
             self.ap.write(write)

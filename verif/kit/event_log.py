@@ -1,0 +1,65 @@
+"""Reading a harness's event log (hw/tb/event_log.v) after the fact.
+
+A log is a ring of the last DEPTH entries and a count of every entry since reset; a reader that
+remembers how many it has read takes the new ones. Entries are read as binary strings, so an X
+or Z stays visible, and split into named fields by the layout the harness documents. Reading
+reuses the element handles cocotb caches: making one costs about 10 us, reading one 1.5 us.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verif.kit.memory import known
+
+
+@dataclass(frozen=True)
+class EntryLayout:
+    """The fields of one entry, the top bits first, as (name, bits)."""
+
+    fields: tuple[tuple[str, int], ...]
+
+    @property
+    def bits(self) -> int:
+        return sum(width for _, width in self.fields)
+
+    def split(self, text: str) -> dict[str, str]:
+        """An entry's binary string as {field: its binary string}."""
+        assert len(text) == self.bits, f"an entry of {len(text)} bits, the layout has {self.bits}"
+        fields, at = {}, 0
+        for name, width in self.fields:
+            fields[name] = text[at:at + width]
+            at += width
+        return fields
+
+    def values(self, text: str) -> dict[str, int]:
+        """An entry as {field: integer}; raises ValueError on an X or Z bit."""
+        return {name: int(bits, 2) for name, bits in self.split(text).items()}
+
+
+class LogOverflow(AssertionError):
+    """More entries arrived since the last read than the ring keeps: some are lost."""
+
+
+class EventLog:
+    """One event_log instance of a harness (its handle: `dut.u_wlog`), `depth` entries deep."""
+
+    def __init__(self, handle, depth: int, layout: EntryLayout):
+        self.handle, self.depth, self.layout = handle, depth, layout
+
+    def count(self) -> int:
+        """Entries logged since reset."""
+        return known(self.handle.count.value, f"{self.handle._name}.count")
+
+    def read(self, first: int, count: int) -> list[str]:
+        """Entries first .. first + count - 1 (counted from reset) as binary strings; they must
+        still be in the ring."""
+        if count > self.depth:
+            raise LogOverflow(f"{self.handle._name}: {count} entries asked for, the ring keeps "
+                              f"{self.depth}")
+        log = self.handle.log
+        return [str(log[index % self.depth].value) for index in range(first, first + count)]
+
+    def kept(self, first: int, last: int) -> int:
+        """The first entry of first .. last - 1 still in the ring."""
+        return max(first, last - self.depth)

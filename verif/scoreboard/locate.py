@@ -1,0 +1,184 @@
+"""From a failing run to its cause: the first instruction whose writes or cycles differ.
+
+The scoreboard's first difference says what is wrong at the end of a run (a logits word, a
+counter). The cause is usually earlier: a MATMUL wrote a wrong scratchpad word that a SOFTMAX
+read and a STORE copied out. So, for a run that failed, the reference machine runs the item
+again with its trace on (model.machine's `Executed`: each instruction's cycles and the words it
+wrote), and the harness's logs are read (chip_harness.v: every scratchpad and external write with
+the pc and cycle it happened in, and the first cycle of each instruction's FETCH and CHECK). In
+program order, the first instruction that
+
+1. wrote a different word, left one out, or wrote one the reference machine did not (scratchpad
+   or external memory), or
+2. took other cycles than its cost formula gives (its FETCH and CHECK: the controller's; its
+   EXEC: its unit's), or was not the instruction the reference machine ran there,
+
+is the point: its pc and listing, its unit, the cycle (the run's, frozen cycles left out, as the
+reference machine counts) and the simulation time. With every instruction right, a wrong error
+code or counter is the controller's: it checks the instructions and keeps the counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from model import machine
+from model.isa import ChipConfig, ErrorCode
+from model.machine import Executed
+from verif.kit.failure_point import FailurePoint
+
+
+@dataclass(frozen=True)
+class LoggedWrite:
+    """One write from a harness log: where, what, and when (run and bus cycles), under which pc."""
+
+    address: int
+    value: int
+    pc: int
+    run_cycle: int
+    bus_cycle: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The first cycle of an instruction's FETCH (check False) or its CHECK (check True)."""
+
+    pc: int
+    check: bool
+    run_cycle: int
+    bus_cycle: int
+
+
+@dataclass(frozen=True)
+class ChipLogs:
+    """What the chip did in the run: its writes and its instructions' phases (the harness's)."""
+
+    sram: list[LoggedWrite]
+    ext: list[LoggedWrite]
+    phases: list[Phase]
+    sram_complete: bool = True  # False: the ring lost the run's first scratchpad writes
+
+
+@dataclass(frozen=True)
+class Located:
+    """The point and the report's lines that explain it."""
+
+    point: FailurePoint
+    lines: list[str]
+
+
+def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
+           time_of=lambda bus_cycle: None, where: str = "") -> Located:
+    """The first wrong instruction of a run the scoreboard found different (module docstring).
+
+    ``error`` is the chip's (error code, error pc); ``time_of`` turns a bus cycle into the
+    simulation time; ``where`` names the run (its step, requests and contexts).
+    """
+    reference = machine.run(image, cfg, trace=True)
+    trace = reference.trace
+    sram, ext = _by_pc(logs.sram), _by_pc(logs.ext)
+    # with the ring's first entries lost, the instructions up to the oldest one kept are not
+    # compared on the scratchpad (some of their writes are gone); pcs rise through a program
+    sram_from = -1 if logs.sram_complete or not logs.sram else logs.sram[0].pc
+    fetches = [p for p in logs.phases if not p.check]
+    checks = {p.pc: p for p in logs.phases if p.check}
+    for index, executed in enumerate(trace):
+        found = (_ran_other(executed, index, fetches)
+                 or (executed.pc > sram_from
+                     and _wrong_write(executed, "scratchpad", sram.get(executed.pc, {})))
+                 or _wrong_write(executed, "external memory", ext.get(executed.pc, {}))
+                 or _wrong_cycles(executed, index, fetches, checks))
+        if found:
+            return _point(executed, *found, time_of, where)
+    ran = {e.pc for e in trace}
+    stray = [w for w in (*logs.sram, *logs.ext) if w.pc not in ran]
+    if stray:
+        first = min(stray, key=lambda w: w.bus_cycle)
+        return Located(FailurePoint("controller", first.pc, None, first.run_cycle,
+                                    time_of(first.bus_cycle), where),
+                       [f"the chip wrote word {first.address} at pc {first.pc}, an instruction "
+                        "the reference machine never ran there: the controller's sequencing"])
+    return _controller_fault(trace, (int(reference.error), reference.error_pc), error, where)
+
+
+def _by_pc(writes: Iterable[LoggedWrite]) -> dict[int, dict[int, LoggedWrite]]:
+    """Each pc's writes: address -> the last write there (its final value)."""
+    grouped: dict[int, dict[int, LoggedWrite]] = {}
+    for write in writes:
+        grouped.setdefault(write.pc, {})[write.address] = write
+    return grouped
+
+
+def _ran_other(executed: Executed, index: int, fetches: list[Phase]):
+    if index < len(fetches) and fetches[index].pc != executed.pc:
+        got = fetches[index]
+        return ("controller", got.run_cycle, got.bus_cycle,
+                f"instruction {index} of the run: the chip fetched pc {got.pc}, the reference "
+                f"machine pc {executed.pc}")
+    return None
+
+
+def _wrong_write(executed: Executed, memory: str, got: dict[int, LoggedWrite]):
+    """The first differing word this instruction wrote to one memory, in the chip's order."""
+    want = executed.sram if memory == "scratchpad" else executed.ext
+    for write in sorted(got.values(), key=lambda w: w.bus_cycle):
+        if write.address not in want:
+            return (executed.unit, write.run_cycle, write.bus_cycle,
+                    f"stray write: {memory} word {write.address} = {write.value:#010x}; the "
+                    f"reference machine's instruction wrote nothing there")
+        if want[write.address] != write.value:
+            return (executed.unit, write.run_cycle, write.bus_cycle,
+                    f"{memory} word {write.address} = {write.value:#010x}, the reference "
+                    f"machine wrote {want[write.address]:#010x}")
+    missing = sorted(set(want) - set(got))
+    if missing:
+        return (executed.unit, executed.end - 1, None,
+                f"missing write: {memory} word {missing[0]} (the reference machine wrote "
+                f"{want[missing[0]]:#010x}; {len(missing)} words not written)")
+    return None
+
+
+def _wrong_cycles(executed: Executed, index: int, fetches: list[Phase], checks: dict):
+    """FETCH + CHECK, then EXEC, against the formulas' cycles (the reference machine's)."""
+    if index >= len(fetches) or executed.pc not in checks:
+        return None
+    fetch, check = fetches[index], checks[executed.pc]
+    want_fetch = executed.exec_start - 1 - executed.start
+    got_fetch = check.run_cycle - fetch.run_cycle
+    if got_fetch != want_fetch:
+        return ("controller", check.run_cycle, check.bus_cycle,
+                f"FETCH took {got_fetch} cycles, the formula (model.isa.fetch_cycles) "
+                f"gives {want_fetch}")
+    if index + 1 < len(fetches):
+        following = fetches[index + 1]
+        got_exec = following.run_cycle - check.run_cycle - 1
+        want_exec = executed.end - executed.exec_start
+        if got_exec != want_exec:
+            return (executed.unit, following.run_cycle, following.bus_cycle,
+                    f"EXEC took {got_exec} cycles, the formula (model.isa.exec_cycles) gives "
+                    f"{want_exec}")
+    return None
+
+
+def _point(executed: Executed, unit: str, run_cycle: int, bus_cycle: int | None, what: str,
+           time_of, where: str) -> Located:
+    point = FailurePoint(unit, executed.pc, str(executed.instr), run_cycle,
+                         time_of(bus_cycle) if bus_cycle is not None else None, where)
+    return Located(point, [f"the first wrong instruction: pc {executed.pc} "
+                           f"({executed.instr}), unit {unit}, cycle {run_cycle}: {what}"])
+
+
+def _controller_fault(trace: list[Executed], expected: tuple[int, int], got: tuple[int, int],
+                      where: str) -> Located:
+    """Every instruction wrote and took what it should: the error check or a counter."""
+    if got != expected:
+        (want_code, want_pc), (code, pc) = expected, got
+        return Located(FailurePoint("controller", pc, None, None, None, where),
+                       [f"every instruction wrote and took what it should; the chip stopped "
+                        f"with {ErrorCode(code).name} at pc {pc}, the reference machine with "
+                        f"{ErrorCode(want_code).name} at pc {want_pc}: the controller's checks"])
+    return Located(FailurePoint("controller", None, None, None, None, where),
+                   [f"every instruction ({len(trace)}) wrote the words and took the cycles of "
+                    "its formulas: the counters that differ are the controller's (it keeps "
+                    "them)"])

@@ -19,6 +19,10 @@ subprocess with a wall-clock limit, cheapest first, stopping at the first failur
 ``blocks-only``
     the block test alone (what the block tests find on their own; the quick end-to-end test)
 
+Triage (verif.mutation.triage): each caught mutant's record keeps the unit its catching test's
+report named (the failure's point), and whether that is a unit of the mutated module; the
+report states the share.
+
 Verdicts (verif.mutation.framework.Verdict): *caught* (with the stage, the test and the first
 difference, from the failing test's own report); *survived*; *timeout*, which counts as caught only
 when the testbench's watchdog stopped the run (ChipHung, "watchdog", a block test's "did not rise
@@ -50,7 +54,9 @@ from pathlib import Path
 
 from model.paths import OUT, REPO_ROOT
 from sim.runner import locked
+from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
+from verif.mutation import triage
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
 
 MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
@@ -91,6 +97,7 @@ class RtlOutcome(Outcome):
     watchdog: bool = False  # a TIMEOUT the testbench's watchdog stopped: counts as caught
     build_seconds: float = 0.0
     stages: list[str] = field(default_factory=list)
+    unit: str | None = None  # the unit the catching test's report named
 
     @property
     def counts_as_caught(self) -> bool:
@@ -106,6 +113,7 @@ class StageResult:
     does_not_build: bool = False
     timed_out: bool = False
     build_seconds: float = 0.0
+    unit: str | None = None  # the unit the failing test's report named (its failure point)
 
 
 # ---- the parent: mutants, copies, stages --------------------------------------------------------
@@ -195,7 +203,9 @@ def block_verdict(output: str, node: str) -> StageResult:
         raise RuntimeError(f"the block test {node} does not exist:\n{output}")
     log = re.search(r"log:\s+(\S+)", output)
     message = failure_text(Path(log[1]).parent / "results.xml") if log else ""
-    return StageResult(False, node, message or first_line(output, "Error"))
+    point = read_point(Path(log[1]).parent) if log else None
+    return StageResult(False, node, message or first_line(output, "Error"),
+                       unit=point.unit if point else None)
 
 
 def built_since(tree: Path, started: float) -> float:
@@ -285,6 +295,7 @@ def note(outcome: RtlOutcome, stage: Stage, result: StageResult) -> bool:
         return True
     outcome.test = f"{stage.name}: {result.test}"
     outcome.difference = result.difference
+    outcome.unit = result.unit
     outcome.watchdog = bool(WATCHDOG.search(result.difference))
     if result.does_not_build:
         outcome.verdict = Verdict.DOES_NOT_BUILD
@@ -322,8 +333,9 @@ def run_chip_stage(stage: str) -> StageResult:
     if run.error is None and run.result and run.result["status"] == "passed":
         return StageResult(True, build_seconds=build_seconds)
     kind = (run.result or {}).get("failure_type", "")
+    point = (run.result or {}).get("failure_point") or {}
     return StageResult(False, test, short(f"{kind}: {first_difference(run.failure)}"),
-                       build_seconds=build_seconds)
+                       build_seconds=build_seconds, unit=point.get("unit"))
 
 
 def first_difference(report: str) -> str:
@@ -347,6 +359,9 @@ def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
         "equivalent": reason, "catching_test": outcome.test or None,
         "first_difference": outcome.difference or None, "stages_run": outcome.stages,
         "seconds": round(outcome.seconds, 1), "build_seconds": round(outcome.build_seconds, 1),
+        "unit_named": outcome.unit,
+        "triage": (triage.pointed_right(gen.module_of(mutant), outcome.unit)
+                   if outcome.counts_as_caught else None),
     }
 
 
@@ -366,13 +381,17 @@ def markdown(records: list[dict], header: dict) -> str:
         f"{len(records)} mutants, {header['workers']} workers, {header['seconds']:.0f} s.", "",
         f"**Score: {caught} / {scored} = {100 * caught / max(scored, 1):.1f}%** caught of the "
         f"built, non-equivalent mutants (pass mark {100 * PASS_SCORE:.0f}%).", "",
+        triage_line(records), "",
         "| verdict | mutants |", "| --- | --- |",
         *(f"| {label} | {n} |" for label, n in verdict_counts(records)),
-        "", "| module | mutants | caught |", "| --- | --- | --- |",
+        "", "| module | mutants | caught | report names its unit |", "| --- | --- | --- | --- |",
     ]
     for module in sorted({r["module"] for r in records}):
         mine = [r for r in records if r["module"] == module]
-        lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} |")
+        right, counted = triage.share(mine)
+        named = f"{right} / {counted}" if counted else "not counted (every unit's)"
+        lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} "
+                     f"| {named} |")
     lines += ["", "| operator class | mutants | caught |", "| --- | --- | --- |"]
     for operator in gen.OPERATORS:
         mine = [r for r in records if r["operator"] == operator]
@@ -380,6 +399,7 @@ def markdown(records: list[dict], header: dict) -> str:
     lines += ["", "| catching stage | mutants |", "| --- | --- |"]
     stages = Counter(r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"])
     lines += [f"| {s} | {n} |" for s, n in sorted(stages.items())]
+    lines += caught_table([r for r in records if r["counts_as_caught"]])
     lines += section("Survivors", [r for r in records if not r["counts_as_caught"]
                                    and r["verdict"] != Verdict.DOES_NOT_BUILD.value
                                    and not r["equivalent"]])
@@ -391,6 +411,26 @@ def markdown(records: list[dict], header: dict) -> str:
     lines += section("Timeouts (caught only when the testbench's watchdog fired)", watchdog,
                      detail=True)
     return "\n".join(lines) + "\n"
+
+
+def triage_line(records: list[dict]) -> str:
+    right, counted = triage.share(records)
+    left_out = sum(r["counts_as_caught"] and r["triage"] is None for r in records)
+    return (f"**Triage: {right} / {counted} = {100 * right / max(counted, 1):.1f}%** of the caught "
+            f"mutants' reports (the catching test's failure point) name a unit of the mutated "
+            f"module (aim 90%; verif/mutation/triage.py); {left_out} caught mutants of modules "
+            f"every unit shares are not counted.")
+
+
+def caught_table(records: list[dict]) -> list[str]:
+    """Each caught mutant: the test that caught it and the unit its report named."""
+    lines = ["", f"### Caught: {len(records)}", "",
+             "| mutant | module | catching test | unit named | right unit |",
+             "| --- | --- | --- | --- | --- |"]
+    verdict = {True: "yes", False: "no", None: "not counted"}
+    lines += [f"| {r['name']} | {r['module']} | {r['catching_test']} | {r['unit_named'] or '-'} "
+              f"| {verdict[r['triage']]} |" for r in records]
+    return lines
 
 
 def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
@@ -429,7 +469,7 @@ def print_table(records: list[dict]) -> None:
             "caught" if r["verdict"] == "caught" else "caught (watchdog)")
         where = f"{Path(r['file']).name}:{r['line']}"
         print(f"{where:22s} {r['operator']:8s} {verdict:16s} {r['seconds']:6.1f} s  "
-              f"{r['catching_test'] or ''}")
+              f"{r['unit_named'] or '-':10s} {r['catching_test'] or ''}")
 
 
 # ---- entry point --------------------------------------------------------------------------------
@@ -481,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
               "programs": PROGRAMS, "unbroken_seconds": unbroken.seconds}
     print_table(records)
     caught, scored = score(records)
-    header |= {"caught": caught, "scored": scored, "score": caught / max(scored, 1)}
+    right, counted = triage.share(records)
+    header |= {"caught": caught, "scored": scored, "score": caught / max(scored, 1),
+               "triage_right": right, "triage_counted": counted}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutants.json").write_text(json.dumps(header | {"mutants": records}, indent=1))
     (args.out / "mutants.md").write_text(markdown(records, header))

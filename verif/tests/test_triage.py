@@ -1,0 +1,36 @@
+"""Triage's map from RTL modules to the units a report can name (verif/mutation/triage.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.isa import UNIT_OF
+from model.paths import RTL_DIR
+from verif.mutation import triage
+
+
+def test_every_rtl_module_has_its_units_or_is_every_units():
+    modules = {path.stem for path in RTL_DIR.glob("*.v")}
+    assert modules == set(triage.UNITS_OF_MODULE) | set(triage.SHARED_MODULES)
+
+
+def test_the_units_are_those_reports_name():
+    named = {*UNIT_OF.values(), "controller"}
+    assert set().union(*triage.UNITS_OF_MODULE.values()) == named
+
+
+def test_a_report_points_right_only_at_one_of_the_modules_units():
+    assert triage.pointed_right("divu", "sm") is True
+    assert triage.pointed_right("divu", "mat") is False
+    assert triage.pointed_right("divu", None) is False  # a report that named no unit
+    assert triage.pointed_right("sram", "dma") is None
+    with pytest.raises(KeyError, match=r"no units in verif/mutation/triage\.py"):
+        triage.pointed_right("new_unit", "dma")
+
+
+def test_the_share_counts_caught_mutants_of_modules_with_a_unit():
+    records = [{"counts_as_caught": True, "triage": True},
+               {"counts_as_caught": True, "triage": False},
+               {"counts_as_caught": True, "triage": None},
+               {"counts_as_caught": False, "triage": None}]
+    assert triage.share(records) == (1, 2)

@@ -389,7 +389,8 @@ def markdown(records: list[dict], header: dict) -> str:
     for module in sorted({r["module"] for r in records}):
         mine = [r for r in records if r["module"] == module]
         right, counted = triage.share(mine)
-        named = f"{right} / {counted}" if counted else "not counted (every unit's)"
+        named = (f"{right} / {counted}" if counted else
+                 "not counted (every unit's)" if module in triage.SHARED_MODULES else "-")
         lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} "
                      f"| {named} |")
     lines += ["", "| operator class | mutants | caught |", "| --- | --- | --- |"]

@@ -108,7 +108,9 @@ class StepItem(ChipRunItem):
         contexts = list(self.inputs.contexts)
         if self.batch == 1:
             return f"{self.label} step {self.step} (context {contexts[0]})"
-        return f"{self.label} step {self.step} (batch of {self.batch}, contexts {contexts})"
+        slots = ", ".join(f"r{slot} = request {r.rid} at context {r.plan.context}"
+                          for slot, r in enumerate(self.inputs.requests))
+        return f"{self.label} step {self.step} (batch of {self.batch}: {slots})"
 
     def __str__(self) -> str:
         return f"StepItem({self.where()})"

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cocotb.utils import get_sim_time
+
 from model.paths import RUNS_ROOT
 from model.serving import Scheduler
 from verif.env.serving_spec import ServingSpec
@@ -70,12 +72,16 @@ class RunRecorder:
     extra: dict = field(default_factory=dict)
     failure: str | None = None  # the first exception a component raised, as text
     failure_type: str | None = None
+    # the simulation time when it was recorded: where a waveform viewer opens when the error
+    # carries no FailurePoint (verif/env/failure_waves.py)
+    failure_time_ns: float | None = None
 
     def record_failure(self, error: BaseException) -> None:
         """Keep the first failure: later ones are usually its consequences."""
         if self.failure is None:
             self.failure = str(error)
             self.failure_type = type(error).__name__
+            self.failure_time_ns = sim_time_ns()
 
     def write(self, status: str) -> Path:
         path = self.run_dir / RESULT_FILE
@@ -85,6 +91,7 @@ class RunRecorder:
             "status": status,
             "failure": self.failure,
             "failure_type": self.failure_type,
+            "failure_time_ns": self.failure_time_ns,
             "steps_checked": sum(step.mismatches == 0 for step in self.steps),
             "steps": [asdict(step) for step in self.steps],
             "decodes": [asdict(decode) for decode in self.decodes],
@@ -92,6 +99,14 @@ class RunRecorder:
         }
         path.write_text(json.dumps(body, indent=1, default=str))
         return path
+
+
+def sim_time_ns() -> float | None:
+    """The simulation's time now (None outside a simulation: a recorder made by hand)."""
+    try:
+        return get_sim_time(unit="ns")
+    except RuntimeError:
+        return None
 
 
 def read_result(run_dir: Path) -> dict:

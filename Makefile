@@ -94,10 +94,13 @@ clean:
 	rm -rf out build .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
 
-## waves: re-run one decode test with an FST waveform: make waves TEST=fork_decode SIM=icarus
-##        (TEST: a pytest node id or a short -k name; SIM: icarus or verilator)
+## waves: re-run one decode test with an FST waveform and print the GTKWave and Surfer commands
+##        that open it at its failure: make waves TEST=fork_decode SIM=icarus (TEST: a pytest
+##        node id or a short -k name; SIM: icarus or verilator). Without TEST: the commands of
+##        the newest failure's waves (a failing simulation test runs again with waves by
+##        itself; WAVES_ON_FAILURE=0 turns that off)
 .PHONY: waves coverage
-TEST ?= chapter_decode and W8
+TEST ?=
 SIM  ?= icarus
 waves: setup
 	$(PY) -m scripts.waves "$(TEST)" "$(SIM)"

@@ -15,7 +15,8 @@ import pytest
 
 from sim.runner import seed_from_env
 
-pytest_plugins = ["verif.env.batching"]  # simulation tests of one build share a process
+# simulation tests of one build share a process; a failing one is run again with waves
+pytest_plugins = ["verif.env.batching", "verif.env.waves_on_failure"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

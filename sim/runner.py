@@ -63,7 +63,12 @@ class BuildFailed(RuntimeError):
 
 
 class SimulationFailed(AssertionError):
-    """A cocotb test failed or the simulator died; the message says how to re-run it."""
+    """A cocotb test failed or the simulator died; the message says how to re-run it.
+
+    ``request`` is what run_test was asked to run, so that the run can be repeated elsewhere
+    with waves on (verif/env/failure_waves.py); None when raised from elsewhere."""
+
+    request: RunRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,24 @@ class Build:
     waves: bool
     parameters: tuple[tuple[str, object], ...] = ()
     coverage: bool = False
+    # what else it was built from, so that the same configuration can be built again with
+    # waves on (``traced``): the sources, the defines, and the caller's compiler arguments
+    sources: tuple[Path, ...] = ()
+    defines: tuple[tuple[str, object], ...] = ()
+    build_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What run_test was asked to run: enough to run it again, in another folder."""
+
+    build: Build
+    test_module: str
+    testcase: str | None
+    seed: int
+    test_dir: Path
+    extra_env: tuple[tuple[str, str], ...] = ()
+    plusargs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,16 +132,17 @@ class TestRun:
 
 def waves_requested() -> bool:
     """`WAVES=1` in the environment turns tracing on for builds and runs."""
-    return _env_flag("WAVES")
+    return env_flag("WAVES")
 
 
 def coverage_requested() -> bool:
     """`CODE_COVERAGE=1` in the environment turns Verilator code coverage on for builds and runs."""
-    return _env_flag("CODE_COVERAGE")
+    return env_flag("CODE_COVERAGE")
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "0") not in ("", "0", "false", "no")
+def env_flag(name: str, default: str = "0") -> bool:
+    """Whether the environment switches ``name`` on ("", "0", "false" and "no" are off)."""
+    return os.environ.get(name, default) not in ("", "0", "false", "no")
 
 
 def rtl_sources() -> list[Path]:
@@ -188,6 +212,7 @@ def _build_cached(
 ) -> Build:
     toolchain.prepare(sim)
     # A coverage build only adds to the key, so every other build keeps its folder.
+    callers_args = build_args
     build_args = (*own_build_args(sim, waves, coverage), *build_args)
     key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves,
                       *(["coverage"] if coverage else []), list(build_args)], default=str)
@@ -199,7 +224,15 @@ def _build_cached(
             _compile(sim, toplevel, sources, dict(parameters), dict(defines), waves, build_dir,
                      build_args)
             stamp.write_text(key)
-    return Build(sim, toplevel, build_dir, waves, parameters, coverage)
+    return Build(sim, toplevel, build_dir, waves, parameters, coverage, sources, defines,
+                 callers_args)
+
+
+def traced(b: Build) -> Build:
+    """The same configuration built with waves on (its own build folder), without coverage:
+    what a failing run is repeated on to see its waves."""
+    return build(b.sim, b.toplevel, b.sources, dict(b.parameters), dict(b.defines), waves=True,
+                 coverage=False, build_args=b.build_args)
 
 
 def own_build_args(sim: str, waves: bool, coverage: bool) -> tuple[str, ...]:
@@ -291,6 +324,8 @@ def run_test(
     results = test_dir / "results.xml"
     results.unlink(missing_ok=True)
     wave_path = waves_file(b, test_dir)
+    request = RunRequest(b, test_module, testcase, seed, test_dir.resolve(),
+                         tuple((extra_env or {}).items()), tuple(plusargs))
     plusargs = list(plusargs)
     if b.waves and b.sim == "icarus":
         plusargs.append(f"+dumpfile_path={wave_path}")
@@ -326,7 +361,9 @@ def run_test(
                   coverage_file=coverage_path if b.coverage else None)
     _read_results(run)
     if sim_error is not None or run.failed or not run.passed:
-        raise SimulationFailed(_failure_message(b, run, test_module, sim_error, rerun))
+        failed = SimulationFailed(_failure_message(b, run, test_module, sim_error, rerun))
+        failed.request = request
+        raise failed
     return run
 
 
@@ -365,9 +402,27 @@ def _read_results(run: TestRun) -> None:
     if not run.results_xml.exists():
         return
     for case in ET.parse(run.results_xml).iter("testcase"):
-        name = case.get("name", "?")
-        bad = case.find("failure") is not None or case.find("error") is not None
-        (run.failed if bad else run.passed).append(name)
+        (run.failed if _failed(case) else run.passed).append(case.get("name", "?"))
+
+
+def _failed(case: ET.Element) -> bool:
+    return case.find("failure") is not None or case.find("error") is not None
+
+
+NS_PER_UNIT = {"fs": 1e-6, "ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "sec": 1e9}
+
+
+def failure_stop_ns(results_xml: Path) -> float | None:
+    """When the first failing cocotb test of a results file stopped, in ns: the simulation time
+    at which it raised (cocotb's ``sim_time_stop`` property, in its ``sim_time_unit``); None
+    when no test failed or the file does not exist."""
+    if not Path(results_xml).exists():
+        return None
+    for case in filter(_failed, ET.parse(results_xml).iter("testcase")):
+        found = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if "sim_time_stop" in found:
+            return float(found["sim_time_stop"]) * NS_PER_UNIT[found.get("sim_time_unit", "ns")]
+    return None
 
 
 def _failure_message(b: Build, run: TestRun, module: str, sim_error, rerun: bool) -> str:

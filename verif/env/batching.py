@@ -101,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Batcher(config), "sim_batcher")
 
 
-def _launch_of(item: pytest.Item) -> Launch:
+def launch_of(item: pytest.Item) -> Launch:
     """The test's Launch; a ``profile`` parameter names the external memory's profile, which
     reaches the simulator as plusargs (sim.mem_profile), the ideal memory needing none."""
     factory: Callable[..., Launch] = item.get_closest_marker("sim_job").kwargs["launch"]
@@ -130,7 +130,7 @@ class Batcher:
                          if other.get_closest_marker("sim_job") is not None
                          and other.nodeid not in self.runs
                          and scope_of(other.nodeid) == scope_of(item.nodeid)]
-            self.launch([(other.nodeid, _launch_of(other)) for other in group])
+            self.launch([(other.nodeid, launch_of(other)) for other in group])
         return self.runs[item.nodeid]
 
     def launch(self, launches: list[tuple[str, Launch]]) -> None:

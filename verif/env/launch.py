@@ -9,7 +9,7 @@ simulation failed (the failure is kept, not raised, so negative tests can inspec
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from model.isa import ChipConfig
@@ -25,6 +25,7 @@ from sim.runner import (
     rtl_sources,
     run_folder_name,
     run_jobs,
+    traced,
     waves_file,
 )
 from verif.env.decode_spec import DecodeSpec, plan_to_json
@@ -32,6 +33,7 @@ from verif.env.run_record import RESULT_FILE, read_result
 from verif.env.serving_spec import ServingSpec, spec_to_json
 
 COCOTB_MODULE = "verif.tests.uvm_tests"
+CHIP_TOPLEVEL = "chip_harness"
 HARNESS = ("axi_ram.v", "axi_checker.v", "event_log.v", "chip_harness.v")
 # The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
 # --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
@@ -55,7 +57,7 @@ def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Pat
 
 def chip_build(sim: str, sources: Sequence[Path] | None = None,
                waves: bool | None = None) -> Build:
-    return build(sim, "chip_harness", sources or chip_sources(),
+    return build(sim, CHIP_TOPLEVEL, sources or chip_sources(),
                  parameters=ChipConfig().verilog_parameters(), defines=HARNESS_DEFINES,
                  waves=waves, build_args=VERILATOR_ARGS if sim == "verilator" else ())
 
@@ -124,6 +126,14 @@ def launch(b: Build, testcase: str, env: Mapping[str, str], seed: int,
                "TB_RERUN": rerun_command(seed, node)}
     name = run_folder_name(node or f"{testcase}-seed{seed}")
     return Launch(b, Job(name, testcase, str(run_dir), job_env), seed, plusargs)
+
+
+def traced_launch(launch: Launch, run_dir: Path) -> Launch:
+    """The same job on the same configuration built with waves on, in ``run_dir``: a failing
+    test's run repeated alone to see its waves (verif/env/failure_waves.py)."""
+    b = traced(launch.build)
+    env = {**launch.job.env, "TB_WAVES": waves_path(b, run_dir)}
+    return replace(launch, build=b, job=replace(launch.job, run_dir=str(run_dir), env=env))
 
 
 def decode_launch(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cocotb.utils import get_sim_time
 
 from model.paths import RUNS_ROOT
 from model.serving import Scheduler
@@ -75,6 +76,9 @@ class RunRecorder:
     failure: str | None = None  # the first exception a component raised, as text
     failure_type: str | None = None
     failure_point: FailurePoint | None = None  # where it happened, when its checker located it
+    # the simulation time when it was recorded: where a waveform viewer opens when the error
+    # carries no FailurePoint (verif/env/failure_waves.py)
+    failure_time_ns: float | None = None
 
     def record_failure(self, error: BaseException) -> None:
         """Keep the first failure: later ones are usually its consequences. Its point (the
@@ -82,6 +86,7 @@ class RunRecorder:
         if self.failure is None:
             self.failure = str(error)
             self.failure_type = type(error).__name__
+            self.failure_time_ns = sim_time_ns()
             self.failure_point = point_of(error)
             if self.failure_point is not None:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -104,6 +109,7 @@ class RunRecorder:
             "failure": self.failure,
             "failure_type": self.failure_type,
             "failure_point": asdict(self.failure_point) if self.failure_point else None,
+            "failure_time_ns": self.failure_time_ns,
             "steps_checked": sum(step.mismatches == 0 for step in self.steps),
             "steps": [asdict(step) for step in self.steps],
             "decodes": [asdict(decode) for decode in self.decodes],
@@ -111,6 +117,14 @@ class RunRecorder:
         }
         path.write_text(json.dumps(body, indent=1, default=str))
         return path
+
+
+def sim_time_ns() -> float | None:
+    """The simulation's time now (None outside a simulation: a recorder made by hand)."""
+    try:
+        return get_sim_time(unit="ns")
+    except RuntimeError:
+        return None
 
 
 def read_result(run_dir: Path) -> dict:

@@ -6,7 +6,8 @@ the copy is mirrored into ``build/rtl-mutants/<mutant name>/``: the name carries
 mutant's text, and the mirror rewrites only files whose bytes changed, so sim.runner's build
 stamps there stay valid and a mutant run again is not built again. In that tree (where
 ``sim.runner`` finds the broken ``hw/``), the suite's stages run one after another, each a
-subprocess with a wall-clock limit, cheapest first, stopping at the first failure:
+subprocess with a wall-clock limit, cheapest first, stopping at the first failure (under
+WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/env/failure_waves.py):
 
 ``rtl-mutation`` (the default)
     1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
@@ -54,6 +55,7 @@ from pathlib import Path
 
 from model.paths import OUT, REPO_ROOT
 from sim.runner import locked
+from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
 from verif.mutation import triage
@@ -155,7 +157,7 @@ def mirror(source: Path, target: Path) -> None:
 def run_in_tree(command: list[str], tree: Path, timeout: float) -> tuple[str, bool]:
     """(output, timed out) of a command run in a mutant's tree; a late run is killed whole."""
     env = os.environ | {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
-                        "RANDOM_SEED": str(TEST_SEED)}
+                        "RANDOM_SEED": str(TEST_SEED), WAVES_ON_FAILURE: "0"}
     process = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:

@@ -40,11 +40,12 @@ from distributed import Client, LocalCluster, as_completed
 
 from model.paths import REPO_ROOT
 from sim.lengths import FULL_LENGTH_ENV
+from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.regress.run_folders import REPORT_FILES, node_runs
 from verif.regress.shards import Node
 
 # the controller's, given to every task
-ENV_PASSED = ("RANDOM_SEED", "CODE_COVERAGE", "WAVES", FULL_LENGTH_ENV)
+ENV_PASSED = ("RANDOM_SEED", "CODE_COVERAGE", "WAVES", WAVES_ON_FAILURE, FULL_LENGTH_ENV)
 CONNECT_TIMEOUT_S = 10
 WORKERS_TIMEOUT_S = 60
 OUTPUT_TAIL = 4000  # characters of a task's pytest output kept for a failure without JUnit

@@ -1,14 +1,19 @@
-"""`make waves`: re-run one decode test with waveforms on and say where the FST file is.
+"""`make waves`: re-run one decode test with waveforms on and print the command lines that open
+them, at its failure when it failed; without TEST, those of the newest failure.
 
     python -m scripts.waves TEST SIM
+    python -m scripts.waves "" SIM      (the newest failure's waves)
 
 TEST is a pytest node id (verif/tests/test_decode.py::test_fork_decode[icarus-seed1]) or a
 short name matched with `pytest -k` (fork_decode, W8, watchdog); SIM (icarus or verilator) picks
 the simulator of a parametrized test. The selection is collected first: an unknown simulator,
 or a TEST that matches no decode test, is refused in one line that lists the valid choices,
 before anything runs or is written. WAVES=1 makes sim/runner.py build a tracing configuration
-(its own build folder) and write an FST into the run folder; open it with the save file
-hw/gtkwave/chip.gtkw.
+(its own build folder) and write an FST into the run folder; beside it go a GTKWave save file
+(hw/gtkwave/chip.gtkw with the marker at the failure) and a Surfer command file
+(verif/env/failure_waves.py finds the failure's time). A failing simulation test of `make test`
+is run again with waves by itself (verif/env/waves_on_failure.py): an empty TEST prints the
+commands of the newest such failure.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from pathlib import Path
 
 from model.paths import REPO_ROOT, RUNS_ROOT
 from sim.toolchain import SIMULATORS
+from verif.env.failure_waves import newest_record, open_at_failure
+from verif.env.launch import CHIP_TOPLEVEL
 
 DECODE_TESTS = "verif/tests/test_decode.py"
-SAVE_FILE = REPO_ROOT / "hw" / "gtkwave" / "chip.gtkw"
 
 
 def pytest_target(test: str, sim: str) -> list[str]:
@@ -58,11 +64,24 @@ def new_waves(since: float) -> list[Path]:
     return sorted(p for p in found if p.stat().st_mtime >= since)
 
 
+def newest_failure() -> int:
+    """Print the commands that open the newest failure's waves (a failing test's run again)."""
+    record = newest_record()
+    if record is None:
+        print("make waves: no failure has waves yet (a failing simulation test of make test runs "
+              "again with waves); give TEST= to run one decode test with waves", file=sys.stderr)
+        return 2
+    print(f"{record.test}\n{record.report()}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     test, sim = argv
+    if not test:
+        return newest_failure()
     problem = selection_problem(test, sim)
     if problem:
         print(problem, file=sys.stderr)
@@ -72,8 +91,8 @@ def main(argv: list[str]) -> int:
     status = subprocess.call(command, cwd=REPO_ROOT, env={**os.environ, "WAVES": "1"})
     waves = new_waves(started)
     for path in waves:
-        print(f"waves: {path}\n  view (from the repository root, where the save file finds "
-              f"its name filters): cd {REPO_ROOT} && gtkwave {path} {SAVE_FILE}")
+        record = open_at_failure(path, CHIP_TOPLEVEL, test, failed=status != 0, since=started)
+        print(record.report())
     if not waves:
         print("no waveform was written: the test ran no simulation (see its output above)")
     return status if waves else 1

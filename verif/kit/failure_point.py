@@ -3,7 +3,7 @@
 A checker that finds a difference (the scoreboard, a block test, the watchdog) locates it: the
 unit at fault, the instruction (pc and its listing) when a program ran, the cycle within the
 run or command, and the absolute simulation time, so that the waveform viewer can be opened
-there (verif/regress/waves.py). The error it raises carries the point (`LocatedError.point`);
+there (verif/env/failure_waves.py). The error it raises carries the point (`LocatedError.point`);
 the run folder keeps it (`write_point`: the pyuvm run's recorder, a block test's report).
 Triage reads the unit back (verif/mutation).
 """

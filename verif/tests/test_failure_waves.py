@@ -128,8 +128,12 @@ def test_a_failing_decode_is_run_again_alone_with_waves_at_the_same_failure(tmp_
     record = rerun_launch(launch, "broken-decode")
     assert record.failed and Path(record.folder) == tmp_path / "seed5-waves"
     again = json.loads((tmp_path / "seed5-waves" / RESULT_FILE).read_text())
-    assert record.time_ns == again["failure_time_ns"] == failing.result["failure_time_ns"], \
+    assert again["failure_time_ns"] == failing.result["failure_time_ns"], \
         "alone, the run with waves fails at the same time"
+    # the marker is at the first wrong write the scoreboard located, before it noticed
+    located = failing.result["failure_point"]["time_ns"]
+    assert record.time_ns == again["failure_point"]["time_ns"] == located
+    assert located < failing.result["failure_time_ns"]
     marker = round(record.time_ns * PS_PER_NS)
     save = Path(record.save_file).read_text().splitlines()
     assert f"*-9.000000 {marker} {marker}" in save

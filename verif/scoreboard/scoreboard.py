@@ -30,7 +30,11 @@ from verif.agents.chip.write_monitor import MemWrite, final_values, unknown_writ
 from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.profiling import PROFILE
 from verif.env.run_record import CheckedStep
-from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.compare import (
+    FIRST_DIFFERENCE,
+    first_memory_difference,
+    first_write_difference,
+)
 from verif.kit.memory import UnknownValue
 from verif.sequences.items import ChipRunItem, StepItem
 
@@ -144,7 +148,7 @@ class Scoreboard(uvm_subscriber):
 
     def report(self, item: ChipRunItem, problems: list[str]) -> str:
         lines = [f"scoreboard: {item.where()} differs from the reference machine",
-                 f"  first difference: {problems[0]}"]
+                 f"  {FIRST_DIFFERENCE}: {problems[0]}"]
         lines += [f"  also: {problem}" for problem in problems[1:]]
         if item.listing():
             lines += ["  program:", item.listing()]

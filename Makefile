@@ -60,7 +60,7 @@ regress: setup
 	$(PY) -m scripts.regress --suite $(SUITE) --seeds $(SEEDS) --jobs $(JOBS) \
 		--executor "$(EXECUTOR)" --shard "$(SHARD)" --scheduler "$(DASK_SCHEDULER)"
 
-## regress-merge: the N shards of a suite as one run (JUnit, coverage, re-run list):
+## regress-merge: the N shards of a suite as one run (JUnit, coverage, re-runs, failure groups):
 ##                make regress-merge SUITE=full SHARDS=8
 SHARDS ?=
 regress-merge: setup

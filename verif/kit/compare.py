@@ -11,6 +11,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+# The label of the line a report names its first difference on ("  first difference: ..."):
+# the scoreboard writes it, triage picks that line out (verif/regress/failure_groups.py).
+FIRST_DIFFERENCE = "first difference"
+
 
 def unnamed(address: int) -> str:
     return ""

@@ -60,6 +60,7 @@ from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
 from verif.mutation import triage
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
+from verif.regress.failure_groups import first_error
 
 MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
 FOLDERS = ("hw", "model", "sim", "verif", "scripts", "conftest.py", "pytest.ini")
@@ -336,15 +337,8 @@ def run_chip_stage(stage: str) -> StageResult:
         return StageResult(True, build_seconds=build_seconds)
     kind = (run.result or {}).get("failure_type", "")
     point = (run.result or {}).get("failure_point") or {}
-    return StageResult(False, test, short(f"{kind}: {first_difference(run.failure)}"),
+    return StageResult(False, test, short(f"{kind}: {first_error(run.failure)}"),
                        build_seconds=build_seconds, unit=point.get("unit"))
-
-
-def first_difference(report: str) -> str:
-    """The scoreboard's first-difference line of a decode report, else its first line."""
-    lines = [line.strip() for line in report.splitlines() if line.strip()]
-    named = [line for line in lines if "first difference" in line or "watchdog" in line]
-    return (named or lines or ["(no report)"])[0]
 
 
 # ---- reports ------------------------------------------------------------------------------------

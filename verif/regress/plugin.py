@@ -11,7 +11,8 @@ Loaded with ``-p verif.regress.plugin`` by ``make regress`` and ``make run`` (no
 - ``--nodes-file FILE`` keeps only the node ids listed in FILE (one a line: a shard's tests,
   verif/regress/shards.py), and fails if one of them was not collected;
 - ``--node-info FILE`` writes the kept tests as JSON (node id, simulator, `sim` marker, timeout
-  marker): what the shards and the Dask executor know of a test before running it.
+  marker): what the shards and the Dask executor know of a test before running it, and what the
+  xdist path knows of its failures (their re-run commands).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from verif.regress.suites import SUITES, select
 
 VERDICTS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
 RERUN_HEADING = "re-run each failing test (with waves for simulations)"
+FIRST_WORKER = "gw0"  # pytest-xdist's name of its first worker
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -66,8 +68,11 @@ def keep_listed(config: pytest.Config, items: list[pytest.Item], listed: list[st
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Write --node-info: in this pytest, or under xdist in its first worker (every worker
+    collects the same tests; the controller collects none)."""
     path = session.config.getoption("node_info")
-    if path:
+    worker = getattr(session.config, "workerinput", {}).get("workerid", FIRST_WORKER)
+    if path and worker == FIRST_WORKER:
         Path(path).write_text(json.dumps([node_info(item) for item in session.items]))
 
 

@@ -14,6 +14,9 @@ report out/coverage.md merges the functional coverage of every run of this regre
 passed, with Verilator's line and toggle coverage when the runs collected it (`CODE_COVERAGE=1`,
 merged by verif/coverage/code_coverage.py).
 
+Every path groups the failures of its JUnit file by their cleaned first error
+(verif/regress/failure_groups.py): a table in the summary, and out/junit/<suite>.groups.json.
+
 Shards (verif/regress/shards.py): `--shard i/N` runs the i-th of N balanced shards of the suite's
 node ids, with either executor, into out/shards/<suite>/<i>of<N>/ (JUnit, node list, coverage
 report, shard.json with its run folders). `--merge --shards N` combines the N shard folders into the
@@ -31,6 +34,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -46,6 +50,15 @@ from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
 from verif.coverage.report import merge_files, to_markdown
 from verif.env.run_record import RESULT_FILE, read_result
+from verif.regress.failure_groups import (
+    FailedTest,
+    failure_message,
+    first_error,
+    group_failures,
+    groups_file,
+    summary_lines,
+    write_groups,
+)
 from verif.regress.plugin import RERUN_HEADING, progress_line, rerun_command
 from verif.regress.run_folders import FUNCTIONAL_FILE, node_runs
 from verif.regress.shards import (
@@ -56,6 +69,7 @@ from verif.regress.shards import (
     collect,
     digest,
     parse_shard,
+    read_node_info,
     split,
 )
 from verif.regress.suites import FULL_LENGTH_SUITES, SUITES, suite_paths
@@ -93,21 +107,22 @@ class JunitCounts:
         return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
 
 
-def run_pytest(suite: str, seeds: int, jobs: int, junit: Path,
-               paths: tuple[str, ...] = (), nodes_file: Path | None = None) -> PytestRun:
+def run_pytest(suite: str, seeds: int, jobs: int, junit: Path, paths: tuple[str, ...] = (),
+               nodes_file: Path | None = None, node_info: Path | None = None) -> PytestRun:
     """The suite on `jobs` xdist workers (one job: in this pytest, no worker to start); its
     output goes straight to the terminal.
 
     --maxschedchunk 2 hands tests out two at a time, so the long simulations that come first
     spread over the workers instead of queueing on one. pytest collects only the suite's files
     (`paths`, by default suite_paths). `nodes_file` narrows the suite to the node ids it lists
-    (a shard).
+    (a shard). `node_info` receives the collected tests (the plugin's --node-info).
     """
     junit.parent.mkdir(parents=True, exist_ok=True)
     workers = ["-n", str(jobs), "--maxschedchunk", "2"] if jobs > 1 else ["-p", "no:xdist"]
     command = [sys.executable, "-m", "pytest", "-q", *workers, "-p", "verif.regress.plugin",
                "--suite", suite, "--seeds", str(seeds), f"--junitxml={junit}",
                *([f"--nodes-file={nodes_file}"] if nodes_file else []),
+               *([f"--node-info={node_info}"] if node_info else []),
                *(paths or suite_paths(suite))]
     print("$ " + " ".join(command[2:]), flush=True)
     started = time.perf_counter()
@@ -136,10 +151,18 @@ def junit_counts(junit: Path, classname_prefix: str = "") -> JunitCounts:
     return counts
 
 
+def case_nodeid(case: ET.Element) -> str:
+    """A test case's pytest node id, as its JUnit address spells it (exact for module-level
+    test functions); a collection error (no class name) is its module's path."""
+    classname, name = case.get("classname", ""), case.get("name", "")
+    if not classname:
+        return name.replace(".", "/") + ".py"
+    return f"{classname.replace('.', '/')}.py::{name}"
+
+
 def junit_node_ids(junit: Path) -> list[str]:
     """The pytest node ids of a JUnit file's test functions (module-level ones)."""
-    return [f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-            for case in junit_cases(junit)]
+    return [case_nodeid(case) for case in junit_cases(junit)]
 
 
 def junit_address(nodeid: str) -> tuple[str, str]:
@@ -175,16 +198,31 @@ def cases_in_order(cases: list[ET.Element], nodeids: list[str]) -> list[ET.Eleme
     return sorted(cases, key=lambda c: rank.get((c.get("classname"), c.get("name")), len(rank)))
 
 
-def rerun_commands(cases: list[ET.Element], nodeids: list[str], simulations: set[str]) -> list[str]:
-    """The re-run command of each failing test case (regress_plugin's, as xdist prints them)."""
-    node_at = {junit_address(nodeid): nodeid for nodeid in nodeids}
-    commands = []
+def failed_tests(cases: list[ET.Element], nodes: list[Node]) -> list[FailedTest]:
+    """Each failing test case: its node id (as collected; else as its JUnit address spells it),
+    its first error and its re-run command (the regression plugin's, as xdist prints them)."""
+    node_at = {junit_address(node.nodeid): node for node in nodes}
+    failed = []
     for case in cases:
-        nodeid = node_at.get((case.get("classname"), case.get("name")))
-        if nodeid and case_outcome(case) == "failed":
+        if case_outcome(case) == "failed":
+            node = node_at.get((case.get("classname"), case.get("name"))) or Node(case_nodeid(case))
             seed = {p.get("name"): p.get("value") for p in case.iter("property")}.get("seed")
-            commands.append(rerun_command(nodeid, seed, nodeid in simulations))
-    return commands
+            failed.append(FailedTest(node.nodeid, first_error(failure_message(case)),
+                                     rerun_command(node.nodeid, seed, node.simulation)))
+    return failed
+
+
+def rerun_commands(cases: list[ET.Element], nodes: list[Node]) -> list[str]:
+    """The re-run command of each failing test case."""
+    return [test.rerun for test in failed_tests(cases, nodes)]
+
+
+def report_failure_groups(cases: list[ET.Element], nodes: list[Node], junit: Path) -> None:
+    """Group the failures by their cleaned first error; write them beside the JUnit file and
+    print their table."""
+    groups = group_failures(failed_tests(cases, nodes))
+    path = write_groups(groups, groups_file(junit))
+    print("\n".join(summary_lines(groups, shown(path))))
 
 
 def session_runs(junit: Path, since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
@@ -279,11 +317,13 @@ class Regression:
 
 @dataclass
 class Ran:
-    """What an executor did: its status, how long it took, the run folders it left."""
+    """What an executor did: its status, how long it took, the run folders it left, and the
+    tests it ran as collected (what the re-run commands of its failures need)."""
 
     status: int
     seconds: float
     run_dirs: list[Path]
+    nodes: list[Node] = field(default_factory=list)
 
 
 Execute = Callable[[Regression, list[Node] | None], Ran]
@@ -295,9 +335,12 @@ def run_xdist(regression: Regression, nodes: list[Node] | None) -> Ran:
     if nodes is not None:
         nodes_file = regression.folder / "nodes.txt"
         nodes_file.write_text("".join(f"{node.nodeid}\n" for node in nodes))
-    run = run_pytest(regression.suite, regression.seeds, regression.jobs, regression.junit,
-                     nodes_file=nodes_file)
-    return Ran(run.status, run.seconds, session_runs(run.junit, regression.started))
+    with tempfile.TemporaryDirectory(prefix="regress-nodes-") as tmp:
+        info = Path(tmp) / "nodes.json"
+        run = run_pytest(regression.suite, regression.seeds, regression.jobs, regression.junit,
+                         nodes_file=nodes_file, node_info=info)
+        collected = read_node_info(info) if info.exists() else []
+    return Ran(run.status, run.seconds, session_runs(run.junit, regression.started), collected)
 
 
 def on_dask(client: Client) -> Execute:
@@ -314,10 +357,10 @@ def on_dask(client: Client) -> Execute:
         seconds = time.perf_counter() - started
         cases = [case for result in results for case in task_cases(result)]
         write_junit(cases, regression.junit, seconds)
-        print_reruns(rerun_commands(cases, [n.nodeid for n in nodes], progress.simulations))
+        print_reruns(rerun_commands(cases, nodes))
         run_dirs = sorted(set().union(*(dask.store_files(result) for result in results)))
         failed = any(result.returncode != 0 for result in results)
-        return Ran(int(failed), seconds, run_dirs)
+        return Ran(int(failed), seconds, run_dirs, nodes)
 
     return run
 
@@ -360,7 +403,8 @@ class DaskProgress:
 
 
 def run_regression(regression: Regression, execute: Execute) -> int:
-    """Run the suite (or a shard of it), write its JUnit file and coverage report."""
+    """Run the suite (or a shard of it), write its JUnit file, coverage report and failure
+    groups."""
     nodes = prepare_shard(regression) if regression.shard else None
     if nodes == []:  # more shards than tests
         ran = Ran(0, 0.0, [])
@@ -373,6 +417,7 @@ def run_regression(regression: Regression, execute: Execute) -> int:
         finish_shard(regression, ran)
     print(f"\n{regression.title}: {junit_counts(regression.junit).line()} in "
           f"{ran.seconds:.1f} s\nJUnit: {regression.junit}\ncoverage report: {report}")
+    report_failure_groups(junit_cases(regression.junit), ran.nodes, regression.junit)
     return ran.status
 
 
@@ -382,8 +427,9 @@ def prepare_shard(regression: Regression) -> list[Node]:
     nodes = collect(regression.suite, regression.seeds)
     mine = split(nodes, shard.count)[shard.index - 1]
     regression.folder.mkdir(parents=True, exist_ok=True)
-    for name in (MANIFEST, "junit.xml", "nodes.txt", "coverage.md"):
-        (regression.folder / name).unlink(missing_ok=True)
+    for path in (regression.folder / MANIFEST, regression.junit, groups_file(regression.junit),
+                 regression.folder / "nodes.txt", regression.report):
+        path.unlink(missing_ok=True)
     position = {node.nodeid: i for i, node in enumerate(nodes)}
     regression.manifest = Manifest(
         regression.suite, regression.seeds, os.environ.get("RANDOM_SEED"), shard.index,
@@ -404,7 +450,8 @@ def finish_shard(regression: Regression, ran: Ran) -> None:
 
 
 def merge(suite: str, count: int, out: Path) -> int:
-    """Combine the N shard folders of a suite into the JUnit file and report of one run."""
+    """Combine the N shard folders of a suite into the JUnit file, report and failure groups of
+    one run."""
     folders = [Shard(i, count).folder(out, suite) for i in range(1, count + 1)]
     missing = [i for i, folder in enumerate(folders, 1) if not (folder / MANIFEST).exists()]
     if missing:
@@ -429,10 +476,12 @@ def merge(suite: str, count: int, out: Path) -> int:
     report = write_coverage_report(here, min(m.started for m in manifests), title,
                                    out / COVERAGE_REPORT.name)
     simulations = {nodeid for m in manifests for nodeid in m.simulations}
-    print_reruns(rerun_commands(cases, nodeids, simulations))
+    nodes = [Node(nodeid, simulation=nodeid in simulations) for nodeid in nodeids]
+    print_reruns(rerun_commands(cases, nodes))
     print(f"\n{title}: {junit_counts(junit).line()}; longest shard {seconds:.1f} s"
           + (f"; {len(runs) - len(here)} run folders not on this machine" if here != runs
              else "") + f"\nJUnit: {junit}\ncoverage report: {report}")
+    report_failure_groups(cases, nodes, junit)
     if len(cases) != manifests[0].suite_nodes:
         print(f"INCOMPLETE: {len(cases)} of the suite's {manifests[0].suite_nodes} tests have "
               "a result in the shards' JUnit files")

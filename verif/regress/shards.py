@@ -102,7 +102,12 @@ def collect(suite: str, seeds: int) -> list[Node]:
         done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
         if done.returncode != 0 or not info.exists():
             raise CollectionFailed(f"$ {' '.join(command[2:])}\n{done.stdout}{done.stderr}")
-        return [Node(**entry) for entry in json.loads(info.read_text())]
+        return read_node_info(info)
+
+
+def read_node_info(path: Path) -> list[Node]:
+    """The tests a `--node-info` file lists (verif/regress/plugin.py wrote it)."""
+    return [Node(**entry) for entry in json.loads(path.read_text())]
 
 
 def split(nodes: list[Node], count: int) -> list[list[Node]]:

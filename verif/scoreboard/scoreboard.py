@@ -32,7 +32,11 @@ from verif.agents.chip.write_monitor import MemWrite, final_values, unknown_writ
 from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.profiling import PROFILE
 from verif.env.run_record import CheckedStep
-from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.compare import (
+    FIRST_DIFFERENCE,
+    first_memory_difference,
+    first_write_difference,
+)
 from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.memory import UnknownValue
 from verif.scoreboard.locate import ChipLogs, Located, LoggedWrite, Phase, locate
@@ -173,7 +177,7 @@ class Scoreboard(uvm_subscriber):
 
     def report(self, item: ChipRunItem, problems: list[str], located: Located) -> str:
         lines = [f"scoreboard: {item.where()} differs from the reference machine",
-                 f"  first difference: {problems[0]}"]
+                 f"  {FIRST_DIFFERENCE}: {problems[0]}"]
         lines += [f"  also: {problem}" for problem in problems[1:]]
         lines += [f"  located: {line}" for line in located.lines]
         if item.listing():

@@ -2,9 +2,9 @@
 
 The pure-Python tests check the pieces (shard parsing, the balanced split, JUnit addresses, the
 merge of shard folders, the refusal of bad input). The two simulation tests run real
-regressions in subprocesses and compare them with the xdist run of the same suite, the `tiny`
-suite (four pure-Python tests and a decode on Verilator): on a local Dask cluster of two
-workers, and as three shards plus the merge.
+regressions in subprocesses and compare them (outcomes, coverage, failure groups) with the xdist
+run of the same suite, the `tiny` suite (four pure-Python tests and a decode on Verilator): on a
+local Dask cluster of two workers, and as three shards plus the merge.
 
 The nested regressions write their JUnit files and reports under tmp_path (`--out`), and use
 their own RANDOM_SEED, so their run folders (named after node ids, which end in the seed) never
@@ -25,6 +25,7 @@ from _pytest.junitxml import mangle_test_address
 
 from model.paths import REPO_ROOT
 from verif.regress import dask_executor, regress
+from verif.regress.failure_groups import groups_file
 from verif.regress.regress import case_outcome, junit_address, junit_cases
 from verif.regress.shards import Manifest, Node, Shard, parse_shard, split
 
@@ -139,6 +140,13 @@ def outcomes(junit: Path) -> dict[str, str]:
     return {f"{c.get('classname')}::{c.get('name')}": case_outcome(c) for c in junit_cases(junit)}
 
 
+def failure_groups(junit: Path) -> list[tuple]:
+    """The failure groups written beside a JUnit file: signature, count and tests (in any
+    order: xdist lists them as they finish)."""
+    groups = json.loads(groups_file(junit).read_text())
+    return [(g["signature"], g["count"], sorted(g["tests"])) for g in groups]
+
+
 def functional(report: Path) -> str:
     """The functional-coverage section of a coverage report, without the merged file's path."""
     section = report.read_text().split("## Functional coverage")[1].split("## Verilator")[0]
@@ -156,6 +164,8 @@ def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
     assert "Dask: 5 tests on 2 workers of tcp://127.0.0.1:" in done.stdout, done.stdout
     xdist, dask = (outcomes(tmp_path / run / "junit" / "tiny.xml") for run in ("xdist", "dask"))
     assert len(dask) == 5 and dask == xdist
+    assert failure_groups(tmp_path / "dask" / "junit" / "tiny.xml") == failure_groups(
+        tmp_path / "xdist" / "junit" / "tiny.xml")
     report = tmp_path / "dask" / "coverage.md"
     assert functional(report) == functional(tmp_path / "xdist" / "coverage.md")
     if "passed" in dask.values():
@@ -178,4 +188,6 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path):
     assert "3 shards merged" in done.stdout, done.stdout
     merged = outcomes(sharded / "junit" / "tiny.xml")
     assert len(merged) == 5 and merged == outcomes(single / "junit" / "tiny.xml")
+    assert failure_groups(sharded / "junit" / "tiny.xml") == failure_groups(
+        single / "junit" / "tiny.xml")
     assert functional(sharded / "coverage.md") == functional(single / "coverage.md")

@@ -1,0 +1,155 @@
+"""A regression's failures grouped by their cleaned first error, as OpenTitan's dvsim buckets them.
+
+A regression of many seeds that breaks one thing fails many tests with one kind of message,
+differing only in the numbers. Reading them one by one hides how many distinct problems there
+are; dvsim (its `SimResults._bucketize`) takes each failing run's first error line,
+replaces what varies from run to run, and counts the failures per resulting text. This module
+does the same for a JUnit file's failures, so every path of `make regress` (xdist, Dask, the
+merge of shards) groups them alike: the JUnit <failure>/<error> element is the one record all
+of them write.
+
+The first error (`first_error`) is the line of the failure message that says what went wrong:
+the scoreboard's "first difference:" line when the message has one (its first line only names
+the run, "scoreboard: <decode> step 2 (context 2) differs from the reference machine"), else
+the message's first line (the exception and its text, as pytest writes it:
+"sim.runner.SimulationFailed: watchdog: ...", "AssertionError: ...",
+'failed on setup with "..."').
+
+Cleaning (`signature`, the rules of REPLACEMENTS) keeps the words and replaces, in this order,
+what varies between two failures of one kind:
+
+- the module path of an exception class (`sim.runner.`SimulationFailed:): dropped, it changes
+  when the module moves;
+- a pytest node id (`verif/tests/test_decode.py::test_x[icarus-W8-seed7]`): `<test>`, its test,
+  parameters and seed vary;
+- a file path, absolute or relative (`/work/out/runs/.../sim.log`, `.venv/bin/pytest`):
+  `<path>`, the checkout, the run folder and the seed in it vary;
+- a hex number (`0xfffffffe`, Verilog's `'h1f`): `<hex>`, data and addresses;
+- a bit string with X or Z bits (`XXXX01XX`): `<bits>`, which bits are unknown;
+- a seed or a one-letter index glued to its digits (`seed7`, request `r2`, window `W8`):
+  `seed<n>`, `r<n>`, `W<n>`;
+- a number standing alone, signed or with decimals (`1533`, `-3`, `12.5`, the 7 of
+  `seed: 7`): `<n>`, words, cycles, counts, seeds, times;
+
+then collapses white space. Other words glued to digits stay (`AXI4`, `int8`, `BURST_4K`): they
+name things, not values. Failures with the same cleaned text (the signature) form one group;
+groups come largest first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from verif.kit.compare import FIRST_DIFFERENCE
+
+GROUPS_SUFFIX = ".groups.json"  # beside the JUnit file: out/junit/<suite>.groups.json
+SIGNATURE_WIDTH = 72  # characters of a signature the summary table shows
+REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (  # the docstring's list, in order
+    (re.compile(r"\b(?:[a-z_]\w*\.)+(?=[A-Z]\w*:)"), ""),
+    (re.compile(r"[\w./-]*\.py::[^\s'\"]+"), "<test>"),
+    (re.compile(r"(?<![\w.@+~/-])(?=[\w.@+~/-]*[A-Za-z])(?:~|[\w.@+-]+)?(?:/[\w.@+-]+)+/?"),
+     "<path>"),
+    (re.compile(r"\b0[xX][0-9a-fA-F]+\b|'[hH][0-9a-fA-F_]+\b"), "<hex>"),
+    (re.compile(r"\b(?=[01]*[xXzZ])[01xXzZ]{2,}\b"), "<bits>"),
+    (re.compile(r"\b(seed|[A-Za-z])\d+\b"), r"\1<n>"),
+    (re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+@dataclass(frozen=True)
+class FailedTest:
+    """One failing test: its node id, its first error as it was, its re-run command."""
+
+    test: str
+    first_error: str
+    rerun: str
+
+
+@dataclass
+class FailureGroup:
+    """The failures whose first errors clean to one signature."""
+
+    signature: str
+    example: str  # the first failure's first error, as it was
+    example_test: str
+    rerun: str  # the example's re-run command
+    tests: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.tests)
+
+    def as_json(self) -> dict:
+        """The group as the groups file holds it: its count after its signature."""
+        fields = asdict(self)
+        return {"signature": fields.pop("signature"), "count": self.count, **fields}
+
+
+def failure_message(case: ET.Element) -> str:
+    """A failing JUnit test case's message: its first <failure> or <error> element's message
+    attribute (pytest's: the exception and its text), else the traceback's `E` lines."""
+    element = next(e for e in case if e.tag in ("failure", "error"))
+    if element.get("message"):
+        return element.get("message")
+    text = element.text or ""
+    raised = [line[1:] for line in text.splitlines() if line.startswith("E ")]
+    return "\n".join(raised) or text
+
+
+def first_error(message: str) -> str:
+    """The line that says what went wrong: the first difference, else the first line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    telling = [line for line in lines if line.startswith(f"{FIRST_DIFFERENCE}:")]
+    return (telling or lines or ["(no message)"])[0]
+
+
+def signature(error: str) -> str:
+    """The error with its volatile tokens replaced (the module docstring's list)."""
+    for pattern, placeholder in REPLACEMENTS:
+        error = pattern.sub(placeholder, error)
+    return error.strip()
+
+
+def group_failures(failed: Iterable[FailedTest]) -> list[FailureGroup]:
+    """Failures grouped by signature, largest group first (ties: the first failure first)."""
+    groups: dict[str, FailureGroup] = {}
+    for test in failed:
+        key = signature(test.first_error)
+        group = groups.setdefault(key, FailureGroup(key, test.first_error, test.test, test.rerun))
+        group.tests.append(test.test)
+    return sorted(groups.values(), key=lambda group: -group.count)
+
+
+def groups_file(junit: Path) -> Path:
+    """Where a JUnit file's failure groups go: beside it, named after it."""
+    return junit.with_name(junit.stem + GROUPS_SUFFIX)
+
+
+def write_groups(groups: list[FailureGroup], path: Path) -> Path:
+    """The groups as a JSON list (empty when nothing failed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([group.as_json() for group in groups], indent=1) + "\n")
+    return path
+
+
+def summary_lines(groups: list[FailureGroup], path: Path) -> list[str]:
+    """The regression summary's table: count, signature, example test (its name)."""
+    if not groups:
+        return [f"failure groups: no failures ({path})"]
+    width = min(SIGNATURE_WIDTH, max(len(group.signature) for group in groups))
+    lines = [f"failure groups ({path}):", f"{'count':>7}  {'signature':<{width}}  example"]
+    for group in groups:
+        lines.append(f"{group.count:>7}  {clipped(group.signature, width):<{width}}  "
+                     f"{group.example_test.rpartition('::')[2]}")
+    return lines
+
+
+def clipped(text: str, width: int) -> str:
+    """The text cut to `width` characters, ending in '...' when cut (the JSON keeps it whole)."""
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -103,10 +103,14 @@ def _laid_out(fields: Sequence[CounterField]) -> tuple[CounterField, ...]:
     return tuple(replace(f, lsb=lsb) for f, lsb in zip(fields, offsets, strict=True))
 
 
-def counter(hw_name: str, width: int, *, per_opcode: bool = False, cycles: bool = False):
-    """A field of ``Counters``: its RTL register, its width, and whether it counts per opcode
-    or counts cycles. The field's name, type and default come from the class body."""
-    metadata = {"counter": CounterField("", hw_name, width, per_opcode), "cycles": cycles}
+def counter(hw_name: str, width: int, *, per_opcode: bool = False, cycles: bool = False,
+            events_from: tuple[str, ...] = ()):
+    """A field of ``Counters``: its RTL register, its width, whether it counts per opcode or
+    counts cycles, and the units whose reported events it counts (``events_from``; none: the
+    controller counts from its own state and checks). The field's name, type and default come
+    from the class body."""
+    metadata = {"counter": CounterField("", hw_name, width, per_opcode), "cycles": cycles,
+                "events_from": events_from}
     return field(default=(0,) * N_OPCODES if per_opcode else 0, metadata=metadata)
 
 
@@ -125,12 +129,14 @@ class Counters:
     vec: int = counter("cnt_vec", 32, cycles=True)
     sm: int = counter("cnt_sm", 32, cycles=True)
     instr: int = counter("ev_instr", 32)  # instructions that passed their check
-    sat: int = counter("ev_sat", 32)  # outputs clamped to int8
+    sat: int = counter("ev_sat", 32, events_from=("mat", "vec"))  # outputs clamped to int8
     ops: tuple[int, ...] = counter("ev_ops", 16, per_opcode=True)  # ev_instr, per opcode
-    dma_words: int = counter("ev_dma_words", 32)  # words moved by LOAD, STORE, paged ops
+    # words moved by LOAD, STORE, paged ops
+    dma_words: int = counter("ev_dma_words", 32, events_from=("dma",))
     sm_max_len: int = counter("ev_sm_max_len", 16)  # the longest SOFTMAX len
-    sm_range: int = counter("ev_sm_range", 8)  # the largest max - min of a SOFTMAX input
-    pt_words: int = counter("ev_pt_words", 32)  # block-table words the paged ops read
+    # the largest max - min of a SOFTMAX input
+    sm_range: int = counter("ev_sm_range", 8, events_from=("sm",))
+    pt_words: int = counter("ev_pt_words", 32, events_from=("dma",))  # block-table words read
     # cycles frozen waiting on memory: 0 on the ideal memory the machine models, so not one of
     # the cycle counters a step's cost is read from (CYCLE_NAMES); counted in cnt_total as well
     wait: int = counter("cnt_wait", 32)
@@ -172,7 +178,19 @@ COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
 # (sm_max_len, sm_range) never exceed theirs
 COUNTER_WIDTHS = {f.name: f.width for f in COUNTER_FIELDS}
 CYCLE_NAMES = tuple(f.name for f in fields(Counters) if f.metadata["cycles"])
+# the units whose reported events each event counter counts (none: the controller's own)
+EVENTS_FROM = {f.name: f.metadata["events_from"] for f in fields(Counters)}
 _OPS = next(f for f in COUNTER_FIELDS if f.per_opcode)
+
+
+def differing_counters(expected: Counters, got: Counters) -> list[str]:
+    """The names of the counters that differ, in hw/ISA.md's order."""
+    differing = []
+    for name, want in expected.as_dict().items():
+        have = getattr(got, name)
+        if want != (list(have) if isinstance(want, list) else have):
+            differing.append(name)
+    return differing
 
 
 def counter_differences(expected: Counters, got: Counters) -> list[str]:

@@ -15,7 +15,9 @@ program order, the first instruction that
 
 is the point: its pc and listing, its unit, the cycle (the run's, frozen cycles left out, as the
 reference machine counts) and the simulation time. With every instruction right, a wrong error
-code or counter is the controller's: it checks the instructions and keeps the counters.
+code or counter is the controller's (it checks the instructions and keeps the counters), except
+an event counter that counts one unit's reported events (model.machine.EVENTS_FROM): then that
+unit's events are the first suspects.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 from model import machine
 from model.isa import ChipConfig, ErrorCode
-from model.machine import Executed
+from model.machine import EVENTS_FROM, Counters, Executed, differing_counters
 from verif.kit.failure_point import FailurePoint
 
 
@@ -69,11 +71,13 @@ class Located:
 
 
 def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
-           time_of=lambda bus_cycle: None, where: str = "") -> Located:
+           counters: Counters | None = None, time_of=lambda bus_cycle: None,
+           where: str = "") -> Located:
     """The first wrong instruction of a run the scoreboard found different (module docstring).
 
-    ``error`` is the chip's (error code, error pc); ``time_of`` turns a bus cycle into the
-    simulation time; ``where`` names the run (its step, requests and contexts).
+    ``error`` is the chip's (error code, error pc) and ``counters`` its counters; ``time_of``
+    turns a bus cycle into the simulation time; ``where`` names the run (its step, requests
+    and contexts).
     """
     reference = machine.run(image, cfg, trace=True)
     trace = reference.trace
@@ -99,7 +103,11 @@ def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
                                     time_of(first.bus_cycle), where),
                        [f"the chip wrote word {first.address} at pc {first.pc}, an instruction "
                         "the reference machine never ran there: the controller's sequencing"])
-    return _controller_fault(trace, (int(reference.error), reference.error_pc), error, where)
+    expected = (int(reference.error), reference.error_pc)
+    if error != expected:
+        return _wrong_stop(expected, error, where)
+    differing = differing_counters(reference.counters, counters) if counters else []
+    return _counters_fault(trace, differing, where)
 
 
 def _by_pc(writes: Iterable[LoggedWrite]) -> dict[int, dict[int, LoggedWrite]]:
@@ -169,16 +177,26 @@ def _point(executed: Executed, unit: str, run_cycle: int, bus_cycle: int | None,
                            f"({executed.instr}), unit {unit}, cycle {run_cycle}: {what}"])
 
 
-def _controller_fault(trace: list[Executed], expected: tuple[int, int], got: tuple[int, int],
-                      where: str) -> Located:
-    """Every instruction wrote and took what it should: the error check or a counter."""
-    if got != expected:
-        (want_code, want_pc), (code, pc) = expected, got
-        return Located(FailurePoint("controller", pc, None, None, None, where),
-                       [f"every instruction wrote and took what it should; the chip stopped "
-                        f"with {ErrorCode(code).name} at pc {pc}, the reference machine with "
-                        f"{ErrorCode(want_code).name} at pc {want_pc}: the controller's checks"])
+def _wrong_stop(expected: tuple[int, int], got: tuple[int, int], where: str) -> Located:
+    """Every instruction wrote and took what it should, but the run stopped otherwise."""
+    (want_code, want_pc), (code, pc) = expected, got
+    return Located(FailurePoint("controller", pc, None, None, None, where),
+                   [f"every instruction wrote and took what it should; the chip stopped with "
+                    f"{ErrorCode(code).name} at pc {pc}, the reference machine with "
+                    f"{ErrorCode(want_code).name} at pc {want_pc}: the controller's checks"])
+
+
+def _counters_fault(trace: list[Executed], differing: list[str], where: str) -> Located:
+    """Every instruction wrote and took what it should: the counters that differ say whose
+    count is wrong, the controller's or that of the unit whose events it counts."""
+    ran = {e.unit for e in trace}
+    suspects = [[unit for unit in EVENTS_FROM[name] if unit in ran] for name in differing]
+    right = (f"every instruction ({len(trace)}) wrote the words and took the cycles of its "
+             f"formulas")
+    if differing and all(suspects):
+        unit = suspects[0][0]
+        return Located(FailurePoint(unit, None, None, None, None, where),
+                       [f"{right}: the counters that differ ({', '.join(differing)}) count the "
+                        f"events unit {unit} reports"])
     return Located(FailurePoint("controller", None, None, None, None, where),
-                   [f"every instruction ({len(trace)}) wrote the words and took the cycles of "
-                    "its formulas: the counters that differ are the controller's (it keeps "
-                    "them)"])
+                   [f"{right}: the counters that differ are the controller's (it keeps them)"])

@@ -173,7 +173,7 @@ class Scoreboard(uvm_subscriber):
                         sram_complete=complete)
         status = observation.status
         return locate(item.image(), self.cfg.chip, logs, (status.error, status.error_pc),
-                      bfm.time_ns, item.where())
+                      status.counters, bfm.time_ns, item.where())
 
     def report(self, item: ChipRunItem, problems: list[str], located: Located) -> str:
         lines = [f"scoreboard: {item.where()} differs from the reference machine",

@@ -44,16 +44,26 @@ def logs_of(trace: list[machine.Executed]) -> ChipLogs:
     return ChipLogs(sram, ext, phases)
 
 
-def located(logs: ChipLogs, error=(0, None)):
+def located(logs: ChipLogs, error=(0, None), counters: machine.Counters | None = None):
     trace = machine.run(image(), trace=True).trace
     error = (error[0], trace[-1].pc if error[1] is None else error[1])
-    return locate(image(), isa.ChipConfig(), logs, error, time_of=lambda c: 10.0 * c)
+    return locate(image(), isa.ChipConfig(), logs, error, counters, time_of=lambda c: 10.0 * c)
 
 
 def test_a_faithful_chip_leaves_only_the_counters_to_the_controller():
     found = located(logs_of(machine.run(image(), trace=True).trace))
     assert (found.point.unit, found.point.pc) == ("controller", None)
     assert "the counters that differ are the controller's" in found.lines[0]
+
+
+def test_an_event_counter_off_names_the_unit_that_reports_its_events():
+    result = machine.run(image(), trace=True)
+    logs = logs_of(result.trace)
+    found = located(logs, counters=replace(result.counters, sm_range=result.counters.sm_range + 1))
+    assert (found.point.unit, found.point.pc) == ("sm", None)
+    assert "the counters that differ (sm_range) count the events unit sm reports" in found.lines[0]
+    found = located(logs, counters=replace(result.counters, mat=result.counters.mat - 1))
+    assert found.point.unit == "controller", "a cycle counter is the controller's own"
 
 
 def test_a_wrong_matmul_word_is_the_matmuls_at_its_cycle_though_every_later_word_differs():

@@ -257,10 +257,16 @@ class RunResult:
     # every external address a STORE wrote, ascending, once each; its final value is ext[address]
     written: tuple[int, ...] = ()
     trace: list[Executed] = field(default_factory=list)  # with trace=True: every instruction
+    # every scratchpad address an instruction wrote, likewise (a block test's expected writes)
+    sram_written: tuple[int, ...] = ()
 
     def writes(self) -> dict[int, int]:
         """The words the program wrote to external memory: address -> final value."""
         return {address: int(self.ext[address]) for address in self.written}
+
+    def sram_writes(self) -> dict[int, int]:
+        """The words the program wrote to the scratchpad: address -> final value."""
+        return {address: int(self.sram[address]) for address in self.sram_written}
 
 
 @dataclass(frozen=True)
@@ -322,6 +328,7 @@ class Machine:
         self.sram = np.zeros(self.cfg.sram_words, dtype=np.uint32)
         self.counters = Counters()
         self.stored = np.zeros(self.cfg.ext_words, dtype=bool)  # external words a STORE wrote
+        self.sram_stored = np.zeros(self.cfg.sram_words, dtype=bool)  # scratchpad words written
 
     def run(self, raise_on_error: bool = False) -> RunResult:
         """Execute until HALT or an error; with raise_on_error an error raises MachineError."""
@@ -371,6 +378,7 @@ class Machine:
         result = RunResult(self.ext.copy(), self.sram.copy(), self.counters, error, pc)
         result.written = tuple(np.flatnonzero(self.stored).tolist())
         result.trace = self.trace
+        result.sram_written = tuple(np.flatnonzero(self.sram_stored).tolist())
         if error != ErrorCode.OK and raise_on_error:
             raise MachineError(result, instr)
         return result
@@ -440,17 +448,26 @@ class Machine:
         elif op == Op.VADD:
             total = self._int8(i.a, i.length) + self._int8(i.b, i.length)
             self._count_saturations(total)
-            self._write_sram(i.c, words(arith.sat8(total)))
+            self._write_sram(i.c, arith.sat8(total))
         elif op == Op.VMAX:
-            self._write_sram(i.c, words([self._int8(i.a, i.length).max()]))
+            self._write_sram(i.c, [self._int8(i.a, i.length).max()])
         elif op == Op.ARGMAX:
-            self._write_sram(i.c, [int(np.argmax(self._int8(i.a, i.length)))])  # first maximum
+            self._write_sram(i.c, [np.argmax(self._int8(i.a, i.length))])  # first maximum
         else:
             scores = self._int8(i.a, i.length)
             self.counters.sm_max_len = max(self.counters.sm_max_len, i.length)
             self.counters.sm_range = max(self.counters.sm_range,
                                          int(scores.max()) - int(scores.min()))
-            self._write_sram(i.c, words(arith.softmax_int(scores)))
+            self._write_sram(i.c, arith.softmax_int(scores))
+
+    def _write_sram(self, start: int, values) -> None:
+        """Scratchpad words start .. start + len(values) - 1 become ``values`` (as words)."""
+        values = words(values).reshape(-1)
+        self.sram[start : start + values.size] = values
+        self.sram_stored[start : start + values.size] = True
+        if self.tracing:
+            self.trace[-1].sram.update(zip(range(start, start + values.size), values.tolist(),
+                                           strict=True))
 
     def _int8(self, start: int, length: int) -> np.ndarray:
         return int8_of(self.sram[start : start + length])
@@ -468,7 +485,7 @@ class Machine:
             unclamped = arith.requant_unclamped(acc, i.mult, i.shift)
             self._count_saturations(unclamped)
             out = arith.sat8(unclamped)
-        self._write_sram(i.c, words(out.reshape(-1)))
+        self._write_sram(i.c, out.reshape(-1))
 
     def _count_saturations(self, values: np.ndarray) -> None:
         values = np.asarray(values)
@@ -537,7 +554,7 @@ class Machine:
         if i.op in PAGED_OPS and not self._pages_ok(i):
             self.ext[read] = kept_read
             return (ErrorCode.BUS_ERROR if np.isin(table, read).any() else ErrorCode.BAD_PAGE)
-        reads, writes = self._data_addresses(i)
+        reads, writes = self.data_addresses(i)
         self._execute(i)
         unwritten = ~(self.stored[read] & ~was_stored[read])  # not written by this instruction
         self.ext[read[unwritten]] = kept_read[unwritten]
@@ -556,8 +573,10 @@ class Machine:
         start = i.a + 1 + geo.first_entry
         return np.array([i.a, *range(start, start + geo.entries)], dtype=np.int64)
 
-    def _data_addresses(self, i: Instr) -> tuple[np.ndarray, np.ndarray]:
-        """(read, written) external addresses of an instruction's data, not its table."""
+    def data_addresses(self, i: Instr) -> tuple[np.ndarray, np.ndarray]:
+        """(read, written) external addresses of an instruction's data, not its table, in the
+        order it moves them: read word k goes to scratchpad word b + k, written word k comes
+        from it (with the machine's external memory as it was before the instruction)."""
         none = np.zeros(0, dtype=np.int64)
         span = np.arange(i.a, i.a + i.length, dtype=np.int64)
         if i.op == Op.LOAD:
@@ -578,14 +597,6 @@ class Machine:
         starts = i.c + pool_rows * i.m
         return (starts[:, None] + np.arange(i.m)[None, :]).reshape(-1)
 
-    def _write_sram(self, start: int, values) -> None:
-        """Scratchpad words start .. start + len(values) - 1 (one place, for the trace)."""
-        values = np.asarray(values, dtype=np.uint32)
-        self.sram[start : start + values.size] = values
-        if self.tracing:
-            self.trace[-1].sram.update(zip(range(start, start + values.size), values.tolist(),
-                                           strict=True))
-
     def _write_ext(self, addresses: np.ndarray, values: np.ndarray) -> None:
         """Write in order: an address named twice (a page listed twice) keeps the later value."""
         last = addresses.size - 1 - np.unique(addresses[::-1], return_index=True)[1]
@@ -603,10 +614,10 @@ class Machine:
         if i.op == Op.PCOPY:
             slots = i.row + np.arange(i.length)
             src, dst = (int(self.ext[i.a + k]) << i.shift for k in (0, 1))
-            self._write_sram(sram.start, self.ext[self._pool_words(i, src | slots)])
+            self._write_sram(i.b, self.ext[self._pool_words(i, src | slots)])
             self._write_ext(self._pool_words(i, dst | slots), self.sram[sram])
         elif i.op == Op.PLOAD:
-            self._write_sram(sram.start, self.ext[self._pool_words(i, self._table_rows(i))])
+            self._write_sram(i.b, self.ext[self._pool_words(i, self._table_rows(i))])
         else:
             self._write_ext(self._pool_words(i, self._table_rows(i)), self.sram[sram])
         self.counters.dma_words += geo.words

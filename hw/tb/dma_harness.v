@@ -6,8 +6,10 @@
 //
 // A test backdoor-writes u_mem.mem[i] (external memory) or u_sram.mem[i] (SRAM), raises
 // cmd_load or cmd_store for one cycle with the fields, counts the cycles until done and reads
-// the destination back through the backdoor. axi_violations is 0 while the port kept every
-// rule (axi_checker.v); stall is the memory interface unit's (a frozen cycle).
+// the destination back through the backdoor. The harness logs every word written to either
+// memory with its cycle since the command (u_sram_writes, u_ext_writes: write_log.v).
+// axi_violations is 0 while the port kept every rule (axi_checker.v); stall is the memory
+// interface unit's (a frozen cycle).
 module dma_harness #(
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
     parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external memory words
@@ -40,6 +42,7 @@ wire [31:0]        rd_data, wr_data;
 wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
 wire [31:0]        sram_rdata, sram_wdata, sram_rdata_b;
 wire               sram_we;
+wire               starting = cmd_load || cmd_store;
 wire [0:0]   axi_arid;
 wire [31:0]  axi_araddr;
 wire [7:0]   axi_arlen;
@@ -233,6 +236,8 @@ axi_checker u_axi_checker (
     .violations    (axi_violations)
 );
 
+wire sram_write = sram_we && !stall;    // a stalled cycle writes nothing
+
 sram #(
     .SRAM_WORDS (SRAM_WORDS)
 ) u_sram (
@@ -241,12 +246,38 @@ sram #(
     .rd_a_data (sram_rdata),
     .rd_b_addr ({SRAM_AW{1'b0}}),
     .rd_b_data (sram_rdata_b),
-    .wr_en     (sram_we && !stall),
+    .wr_en     (sram_write),
     .wr_addr   (sram_waddr),
     .wr_data   (sram_wdata)
 );
 
-wire unused_dma_harness = &{1'b0, sram_rdata_b, w_event, w_event_addr, w_event_data};
+// every word written, with its cycle since the command (write_log.v): to the SRAM as it stores
+// it, and to the external memory as axi_ram.v stores it
+write_log #(
+    .ADDR_W (SRAM_AW),
+    .DEPTH  (SRAM_WORDS)    // a command writes at most SRAM_WORDS words to either memory
+) u_sram_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (starting),
+    .we    (sram_write),
+    .addr  (sram_waddr),
+    .data  (sram_wdata)
+);
+
+write_log #(
+    .ADDR_W (16),
+    .DEPTH  (SRAM_WORDS)
+) u_ext_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (starting),
+    .we    (w_event),
+    .addr  (w_event_addr),
+    .data  (w_event_data)
+);
+
+wire unused_dma_harness = &{1'b0, sram_rdata_b};
 
 endmodule
 

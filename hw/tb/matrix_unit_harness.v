@@ -3,8 +3,9 @@
 // the SRAM (read port A, the write port) as chip_top wires it.
 //
 // A test backdoor-writes u_sram.mem[i], raises cmd_matmul for one cycle with the fields held,
-// waits for done and reads the SRAM back through the backdoor. The harness counts what the unit
-// reports, cleared by cmd_matmul: SRAM writes (n_writes) and clamped requant outputs (n_sat).
+// waits for done and reads the SRAM back through the backdoor. The harness logs every SRAM
+// write with its cycle since the command (u_sram_writes: write_log.v) and counts the clamped
+// requant outputs the unit reports (n_sat), cleared by cmd_matmul.
 module matrix_unit_harness #(
     parameter ARRAY_N    = 4,       // the systolic array is ARRAY_N x ARRAY_N
     parameter K_MAX      = 64,      // the longest reduction
@@ -25,7 +26,6 @@ module matrix_unit_harness #(
     input  wire [31:0] cmd_mult,
     output wire        done,
 
-    output reg  [31:0] n_writes,
     output reg  [31:0] n_sat
 );
 
@@ -74,13 +74,23 @@ sram #(
     .wr_data   (sram_wdata)
 );
 
+write_log #(
+    .ADDR_W (SRAM_AW),
+    .DEPTH  (SRAM_WORDS)    // a command writes each word at most once
+) u_sram_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (cmd_matmul),
+    .we    (sram_we),
+    .addr  (sram_waddr),
+    .data  (sram_wdata)
+);
+
 always @(posedge clk) begin
     if (rst || cmd_matmul) begin
-        n_writes <= 32'd0;
-        n_sat    <= 32'd0;
+        n_sat <= 32'd0;
     end else begin
-        n_writes <= n_writes + {31'd0, sram_we};
-        n_sat    <= n_sat + {31'd0, sat};
+        n_sat <= n_sat + {31'd0, sat};
     end
 end
 

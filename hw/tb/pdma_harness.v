@@ -8,10 +8,11 @@
 // A test backdoor-writes u_mem.mem[i] (the pool, the block tables) and u_sram.mem[i], raises
 // one of cmd_pload, cmd_pstore, cmd_pcopy for one cycle with the fields held (cmd_copy too, as
 // the controller holds it from the opcode), waits for done
-// and reads both memories back through the backdoor. The harness counts what happened, cleared
-// by any command: table words the unit received (n_table_words), words it reported moved
-// (n_data_words), writes on the external port (n_ext_writes) and to the SRAM (n_sram_writes),
-// and the cycles the unit raised `fault` (n_faults: 1 after a stop on BAD_PAGE, else 0).
+// and reads both memories back through the backdoor. The harness logs every word written to
+// either memory with its cycle since the command (u_sram_writes, u_ext_writes: write_log.v),
+// and counts what happened, cleared by any command: table words the unit received
+// (n_table_words), words it reported moved (n_data_words) and the cycles the unit raised
+// `fault` (n_faults: 1 after a stop on BAD_PAGE, else 0).
 // axi_violations is 0 while the port kept every rule (axi_checker.v).
 module pdma_harness #(
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
@@ -37,8 +38,6 @@ module pdma_harness #(
 
     output reg  [31:0] n_table_words,
     output reg  [31:0] n_data_words,
-    output reg  [31:0] n_ext_writes,
-    output reg  [31:0] n_sram_writes,
     output reg  [31:0] n_faults,
     output wire        stall,
     output wire        bus_err,
@@ -264,6 +263,8 @@ axi_checker u_axi_checker (
     .violations    (axi_violations)
 );
 
+wire sram_write = sram_we && !stall;    // a stalled cycle writes nothing
+
 sram #(
     .SRAM_WORDS (SRAM_WORDS)
 ) u_sram (
@@ -272,28 +273,50 @@ sram #(
     .rd_a_data (sram_rdata),
     .rd_b_addr ({SRAM_AW{1'b0}}),
     .rd_b_data (sram_rdata_b),
-    .wr_en     (sram_we && !stall),
+    .wr_en     (sram_write),
     .wr_addr   (sram_waddr),
     .wr_data   (sram_wdata)
+);
+
+// every word written, with its cycle since the command (write_log.v): to the SRAM as it stores
+// it, and to the external memory as axi_ram.v stores it
+write_log #(
+    .ADDR_W (SRAM_AW),
+    .DEPTH  (SRAM_WORDS)    // a command writes at most SRAM_WORDS words to either memory
+) u_sram_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (starting),
+    .we    (sram_write),
+    .addr  (sram_waddr),
+    .data  (sram_wdata)
+);
+
+write_log #(
+    .ADDR_W (16),
+    .DEPTH  (SRAM_WORDS)
+) u_ext_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (starting),
+    .we    (w_event),
+    .addr  (w_event_addr),
+    .data  (w_event_data)
 );
 
 always @(posedge clk) begin
     if (rst || starting) begin
         n_table_words <= 32'd0;
         n_data_words  <= 32'd0;
-        n_ext_writes  <= 32'd0;
-        n_sram_writes <= 32'd0;
         n_faults      <= 32'd0;
     end else begin
         n_table_words <= n_table_words + {31'd0, table_word};
         n_data_words  <= n_data_words + {31'd0, data_word};
-        n_ext_writes  <= n_ext_writes + {31'd0, w_event};
-        n_sram_writes <= n_sram_writes + {31'd0, sram_we};
         n_faults      <= n_faults + {31'd0, fault};
     end
 end
 
-wire unused_pdma_harness = &{1'b0, sram_rdata_b, w_event_addr, w_event_data};
+wire unused_pdma_harness = &{1'b0, sram_rdata_b};
 
 endmodule
 

@@ -3,9 +3,10 @@
 // to the SRAM (read port A, the write port) as chip_top wires it.
 //
 // A test backdoor-writes u_sram.mem[i], raises cmd_softmax for one cycle with the fields held,
-// waits for done and reads the SRAM back through the backdoor. The harness keeps what the unit
-// reports, cleared by cmd_softmax: SRAM writes (n_writes), exp-table lookups (n_lookups) and the
-// largest lookup index (max_index, what the controller keeps as ev_sm_range).
+// waits for done and reads the SRAM back through the backdoor. The harness logs every SRAM
+// write with its cycle since the command (u_sram_writes: write_log.v) and keeps what the unit
+// reports, cleared by cmd_softmax: exp-table lookups (n_lookups) and the largest lookup index
+// (max_index, what the controller keeps as ev_sm_range).
 module softmax_unit_harness #(
     parameter SRAM_WORDS = 4096,    // SRAM words
     parameter SM_MAX     = 256      // the longest vector
@@ -19,7 +20,6 @@ module softmax_unit_harness #(
     input  wire [15:0] cmd_len,
     output wire        done,
 
-    output reg  [31:0] n_writes,
     output reg  [31:0] n_lookups,
     output reg  [7:0]  max_index
 );
@@ -64,13 +64,23 @@ sram #(
     .wr_data   (sram_wdata)
 );
 
+write_log #(
+    .ADDR_W (SRAM_AW),
+    .DEPTH  (SRAM_WORDS)    // a command writes each word at most once
+) u_sram_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (cmd_softmax),
+    .we    (sram_we),
+    .addr  (sram_waddr),
+    .data  (sram_wdata)
+);
+
 always @(posedge clk) begin
     if (rst || cmd_softmax) begin
-        n_writes  <= 32'd0;
         n_lookups <= 32'd0;
         max_index <= 8'd0;
     end else begin
-        n_writes  <= n_writes + {31'd0, sram_we};
         n_lookups <= n_lookups + {31'd0, exp_valid};
         if (exp_valid && (exp_index > max_index)) begin
             max_index <= exp_index;

@@ -4,8 +4,8 @@
 //
 // A test backdoor-writes u_sram.mem[i], raises one of cmd_vadd, cmd_vmax, cmd_argmax for one
 // cycle with the fields held, waits for done and reads the SRAM back through the backdoor. The
-// harness counts what the unit reports, cleared by any command: SRAM writes (n_writes) and
-// clamped VADD outputs (n_sat).
+// harness logs every SRAM write with its cycle since the command (u_sram_writes: write_log.v)
+// and counts the clamped VADD outputs the unit reports (n_sat), cleared by any command.
 module vector_unit_harness #(
     parameter SRAM_WORDS = 4096     // SRAM words
 ) (
@@ -21,7 +21,6 @@ module vector_unit_harness #(
     input  wire [15:0] cmd_len,
     output wire        done,
 
-    output reg  [31:0] n_writes,
     output reg  [31:0] n_sat
 );
 
@@ -30,6 +29,8 @@ localparam SRAM_AW = $clog2(SRAM_WORDS);
 wire [SRAM_AW-1:0] sram_raddr_a, sram_raddr_b, sram_waddr;
 wire [31:0]        sram_rdata_a, sram_rdata_b, sram_wdata;
 wire               sram_we, sat;
+
+wire starting = cmd_vadd || cmd_vmax || cmd_argmax;
 
 vector_unit #(
     .SRAM_AW (SRAM_AW)
@@ -67,13 +68,23 @@ sram #(
     .wr_data   (sram_wdata)
 );
 
+write_log #(
+    .ADDR_W (SRAM_AW),
+    .DEPTH  (SRAM_WORDS)    // a command writes each word at most once
+) u_sram_writes (
+    .clk   (clk),
+    .rst   (rst),
+    .start (starting),
+    .we    (sram_we),
+    .addr  (sram_waddr),
+    .data  (sram_wdata)
+);
+
 always @(posedge clk) begin
-    if (rst || cmd_vadd || cmd_vmax || cmd_argmax) begin
-        n_writes <= 32'd0;
-        n_sat    <= 32'd0;
+    if (rst || starting) begin
+        n_sat <= 32'd0;
     end else begin
-        n_writes <= n_writes + {31'd0, sram_we};
-        n_sat    <= n_sat + {31'd0, sat};
+        n_sat <= n_sat + {31'd0, sat};
     end
 end
 

@@ -143,6 +143,8 @@ def test_every_instruction_against_plain_python():
     assert out[8:16] == [max(-128, min(127, x + y)) for x, y in zip(a, b, strict=True)]
     assert out[16] == 127 and out[17] == 0  # max of a; first index of b's maximum (100, 100)
     assert out[18:26] == arith.softmax_int(np.array(a)).tolist()
+    # LOADs 0 .. 15, MATMULs 16 .. 23, VADD 24 .. 31, VMAX 32, ARGMAX 33, SOFTMAX 34 .. 41
+    assert result.sram_written == tuple(range(42))
 
 
 def test_vadd_and_matmul_count_saturations():
@@ -335,6 +337,9 @@ def test_pload_reads_table_rows_from_their_pages(page_shift, first, row, length)
     want = image[pool_addresses(image, row, length, page_shift)]
     assert result.sram[40 : 40 + length * ROW_WORDS].tolist() == (want & 0xFFFFFFFF).tolist()
     assert result.written == ()
+    assert result.sram_written == tuple(range(40, 40 + length * ROW_WORDS))
+    reads, writes = machine.Machine(image).data_addresses(program[0])  # word k to sram 40 + k
+    assert reads.tolist() == pool_addresses(image, row, length, page_shift) and writes.size == 0
 
 
 def test_pstore_writes_rows_into_their_slots_and_a_page_named_twice_keeps_the_later_row():

@@ -13,7 +13,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from model.rtl_defs import AxiChannel, AxiRule
-from verif.blocks.block_tb import failure, log_seed
+from verif.blocks.block_tb import begin, failure
 from verif.kit.clock import start_clock
 
 SCRIPT_CYCLES = 12  # every script is over by then
@@ -58,7 +58,7 @@ async def run_script(dut, fault: AxiRule) -> str:
 @cocotb.test()
 async def axi_checker_names_each_broken_rule(dut):
     """The clean exchange passes; each broken one is named with its cycle, channel and rule."""
-    log_seed(dut)
+    begin(dut)
     dut.fault.value = 0
     start_clock(dut)
     clean = await run_script(dut, AxiRule.NONE)

@@ -1,26 +1,24 @@
-"""What the block tests share beyond the checking kit: the seed, stimulus, one command's timing.
+"""What the block tests share beyond the checking kit: the seed, the stimulus, the set-up.
 
 The clock and reset, the memory backdoors and the first-difference report are the kit's
 (verif.kit), as every checker's; a unit's prediction is the reference machine's
 (`model.machine.run_instruction`: one instruction on the harness's scratchpad image), so the
 expected words and event counts come from `model/`, never from arithmetic written again in a
-test. `run_command()` measures a unit's busy cycles (the cycle after its command up to and
-including the cycle its `done` is high: hw/ISA.md's EXEC) from simulation time, with one
-trigger per command, no per-cycle Python.
+test. Running one command and reporting its failures is verif/blocks/command.py's.
 """
 
 from __future__ import annotations
 
 import os
 import random
+from pathlib import Path
 
 import numpy as np
-from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
-from cocotb.utils import get_sim_time
 
-from sim.runner import CLOCK_NS
 from verif.kit.clock import reset, start_clock
+from verif.kit.failure_point import POINT_FILE
 from verif.kit.memory import Backdoor
+from verif.kit.write_log import WriteLog
 
 
 def seed() -> str:
@@ -28,14 +26,17 @@ def seed() -> str:
     return os.environ.get("RANDOM_SEED", "(cocotb's own)")
 
 
-def log_seed(dut) -> None:
-    """Log the run's seed, so a failure can be re-run with it."""
+def begin(dut) -> None:
+    """What every block test does first: log the run's seed, so a failure can be re-run with
+    it, and drop the failure point an earlier run left in this run folder (the cocotb test's
+    working directory), which this run's failure would replace and its pass must not keep."""
     dut._log.info("RANDOM_SEED=%s", seed())
+    Path(POINT_FILE).unlink(missing_ok=True)
 
 
 def block_rng(dut) -> random.Random:
-    """A generator of its own, drawn from cocotb's seeded `random`; logs the seed once."""
-    log_seed(dut)
+    """A generator of its own, drawn from cocotb's seeded `random`; begins the test."""
+    begin(dut)
     return random.Random(random.getrandbits(32))
 
 
@@ -102,38 +103,6 @@ def sram_backdoor(dut, words: int) -> Backdoor:
     return Backdoor(dut.u_sram.mem, words, "sram word")
 
 
-# --- running one command ------------------------------------------------------------------------
-
-
-async def run_command(dut, strobe: str, limit: int) -> int:
-    """Raise `strobe` for one cycle, wait for `done`; return the unit's busy cycles.
-
-    The command is sampled at edge E0; cycle 0 is the one after E0. `done` rises just after the
-    edge that starts its cycle X, so the unit was busy for X + 1 cycles. `done` is combinational:
-    a rise counts only if it is still high once the time step settles (Icarus shows zero-time
-    glitches). Checks that `done` falls after one cycle.
-    """
-    getattr(dut, strobe).value = 1
-    await RisingEdge(dut.clk)
-    start = get_sim_time(unit="ns")
-    getattr(dut, strobe).value = 0
-    await settled_rise(dut.done, start + limit * CLOCK_NS, f"{strobe}: done")
-    cycles = int((get_sim_time(unit="ns") - start) // CLOCK_NS) + 1
-    await RisingEdge(dut.clk)
-    await ReadOnly()
-    assert int(dut.done.value) == 0, failure(f"{strobe}: done is high for more than one cycle")
-    await RisingEdge(dut.clk)
-    return cycles
-
-
-async def settled_rise(signal, deadline_ns: float, what: str) -> None:
-    """Wait until `signal` rises and is still high in the ReadOnly phase of that time step."""
-    while True:
-        left = deadline_ns - get_sim_time(unit="ns")
-        watchdog = Timer(max(left, 1), unit="ns")
-        if left <= 0 or await First(RisingEdge(signal), watchdog) is watchdog:
-            raise AssertionError(failure(f"{what} did not rise by {deadline_ns} ns"))
-        await ReadOnly()
-        if int(signal.value):
-            return
-
+def sram_writes(dut) -> WriteLog:
+    """The harness's log of the scratchpad's writes (`u_sram_writes`: hw/tb/write_log.v)."""
+    return WriteLog(dut.u_sram_writes, "sram")

@@ -57,8 +57,8 @@ from verif.blocks.block_tb import (
     int8_words,
     random_layout,
     random_view,
-    settled_rise,
 )
+from verif.blocks.command import Command, settled_rise
 from verif.kit.clock import reset, start_clock
 from verif.kit.compare import first_memory_difference
 from verif.kit.memory import Backdoor
@@ -406,18 +406,20 @@ class Chip:
         start_clock(self.dut)
         await reset(self.dut, idle={"start": 0})
 
-    async def run(self, limit: int) -> int:
-        """Pulse start, wait for done; return the cycles from start to done (= busy cycles)."""
+    async def run(self, limit: int, command: Command) -> int:
+        """Pulse start, wait for done; return the cycles from start to done (= busy cycles).
+        A done that has not risen `limit` cycles after start fails `command` there."""
         dut = self.dut
         dut.start.value = 1
         await RisingEdge(dut.clk)
-        began = get_sim_time(unit="ns")
+        command = replace(command, start_ns=get_sim_time(unit="ns"))
         dut.start.value = 0
         await ReadOnly()
         assert (int(dut.busy.value), int(dut.done.value)) == (1, 0), failure(
             "busy must rise and done fall in the cycle after start")
-        await settled_rise(dut.done, began + limit * CLOCK_NS, "done")
-        cycles = int((get_sim_time(unit="ns") - began) // CLOCK_NS)
+        if not await settled_rise(dut.done, command.time_ns(limit)):
+            command.fail(f"done did not rise by cycle {limit}", limit)
+        cycles = int((get_sim_time(unit="ns") - command.start_ns) // CLOCK_NS)
         assert int(dut.busy.value) == 0, failure("busy and done are both high")
         await RisingEdge(dut.clk)
         return cycles
@@ -462,7 +464,8 @@ async def controller_runs_each_opcode_and_stops_on_each_error(dut):
         image = program.image(cfg)
         want = machine.run(image, cfg, bus_errors=faults)
         chip.memory.load(image)
-        cycles = await chip.run(want.counters.total + WATCHDOG_MARGIN)
+        cycles = await chip.run(want.counters.total + WATCHDOG_MARGIN,
+                                Command("controller", f"program {index} ({program.name})"))
         problems = differences(want, chip, cycles)
         assert not problems, failure(
             f"program {index} ({program.name}) differs from model.machine.run:\n  "

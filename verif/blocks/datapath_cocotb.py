@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 
 import cocotb
 import numpy as np
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
-from verif.blocks.block_tb import log_seed, start_clock_and_reset
+from model import isa
+from model.isa import Instr, Op
+from verif.blocks.block_tb import begin, sram_backdoor, sram_writes, start_clock_and_reset
+from verif.blocks.command import Command, MemoryWrites, run_command
+from verif.kit.memory import Backdoor
+from verif.kit.provenance import Memories
+from verif.kit.write_log import WriteLog
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -77,7 +84,7 @@ async def systolic_product(dut, n: int, a: np.ndarray, b: np.ndarray) -> np.ndar
 @cocotb.test()
 async def systolic_array_matches_numpy(dut):
     """Random A x B (k = 1 .. 64, int8 extremes included) equals numpy's int64 product."""
-    log_seed(dut)
+    begin(dut)
     n = int(dut.ARRAY_N.value)
     rng = random.Random(random.getrandbits(32))
     await start_clock_and_reset(dut, {"clear": 0, "en": 0, "a_in": 0, "b_in": 0})
@@ -161,7 +168,7 @@ def requant_random_vectors(rng: random.Random, count: int) -> list[tuple[int, in
 @cocotb.test()
 async def requant_matches_the_formula(dut):
     """Random vectors and every rounding tie and saturation edge, one vector per 1 ns."""
-    log_seed(dut)
+    begin(dut)
     rng = random.Random(random.getrandbits(32))
     vectors = requant_edge_vectors() + requant_random_vectors(rng, 3000)
     saturated = 0
@@ -188,7 +195,7 @@ async def exp_lut_matches_math_exp(dut):
     order and each again right after an entry of another value."""
     from model.exp_table import EXP
 
-    log_seed(dut)
+    begin(dut)
     want = [math.floor(65535 * math.exp(-d / 16) + 0.5) for d in range(256)]
     assert list(EXP) == want, "model/exp_table.py disagrees with the formula"
     for d in range(256):
@@ -233,7 +240,7 @@ def divider_vectors(rng: random.Random) -> list[tuple[int, int]]:
 async def divu_matches_python(dut):
     """Quotient and remainder of random and edge operands; x / 0 = (all ones, x); exact timing;
     the results held (busy and done low) in the idle cycles before the next start."""
-    log_seed(dut)
+    begin(dut)
     width = int(dut.DIV_W.value)
     rng = random.Random(random.getrandbits(32))
     await start_clock_and_reset(dut, {"start": 0, "dividend": 0, "divisor": 0})
@@ -273,71 +280,79 @@ async def divu_matches_python(dut):
 # --- DMA ----------------------------------------------------------------------------------------
 
 
-async def dma_transfer(dut, store: bool, ext: int, sram: int, length: int) -> int:
-    """Run one command; return the number of cycles from the one after the command to done."""
-    dut.cmd_ext_addr.value = ext
-    dut.cmd_sram_addr.value = sram
-    dut.cmd_len.value = length
-    dut.cmd_load.value = int(not store)
-    dut.cmd_store.value = int(store)
-    await RisingEdge(dut.clk)
-    dut.cmd_load.value = 0
-    dut.cmd_store.value = 0
-    cycles = 1
-    while True:
-        await ReadOnly()
-        if int(dut.done.value):
-            break
-        await RisingEdge(dut.clk)
-        cycles += 1
-        assert cycles <= length + 100, "the DMA did not finish"
-    await RisingEdge(dut.clk)          # the last word is written at this edge
-    await Timer(1, unit="ns")          # ... and visible through the backdoor after it
-    return cycles
+@dataclass(frozen=True)
+class Transfer:
+    """One DMA command and what it must do: the words it moves and where they land."""
+
+    instr: Instr  # LOAD or STORE, for its strobe, fields and listing
+    words: np.ndarray  # the words moved, in order
+    cycles: int  # its busy cycles by hw/ISA.md, written out again here
+    rule: str  # where that count comes from
+
+    @property
+    def store(self) -> bool:
+        return self.instr.op == Op.STORE
+
+    @property
+    def destination(self) -> tuple[str, int]:
+        """The memory written and the first address: STORE ext[a ..], LOAD sram[b ..]."""
+        return ("ext", self.instr.a) if self.store else ("sram", self.instr.b)
 
 
-GUARD = 0xDEADBEEF    # a word the DMA must not overwrite
+class DmaHarness:
+    """dma_harness's two memories behind the kit's backdoors, and their write logs."""
 
+    def __init__(self, dut, sram_words: int, ext_words: int):
+        self.dut = dut
+        self.memories = {"sram": sram_backdoor(dut, sram_words),
+                         "ext": Backdoor(dut.u_mem.mem, ext_words, "ext word")}
+        self.logs = {"sram": sram_writes(dut), "ext": WriteLog(dut.u_ext_writes, "ext")}
 
-def read_array(array, start: int, count: int) -> list[int]:
-    return [int(array[start + i].value) for i in range(count)]
+    async def run(self, transfer: Transfer, what: str) -> None:
+        """Run one command; check both memories' writes, the destination and the cycles."""
+        instr = transfer.instr
+        before = Memories(self.memories["sram"].shadow.copy(), self.memories["ext"].shadow.copy())
+        self.dut.cmd_ext_addr.value = instr.a
+        self.dut.cmd_sram_addr.value = instr.b
+        self.dut.cmd_len.value = instr.length
+        command = await run_command(self.dut, "cmd_store" if transfer.store else "cmd_load",
+                                    transfer.cycles, Command.of(instr, what))
+        memory, start = transfer.destination
+        moved = {start + i: int(word) for i, word in enumerate(transfer.words)}
+        command.check_writes(instr, before, *(  # the destination's words, nothing in the other
+            MemoryWrites(name, moved if name == memory else {}, log.new_writes())
+            for name, log in self.logs.items()))
+        command.check_memory(memory, transfer.words,
+                             self.memories[memory].read(start, instr.length), start)
+        command.check_cycles(transfer.cycles, transfer.rule)
 
 
 @cocotb.test()
 async def dma_moves_words_in_the_documented_cycles(dut):
     """On the ideal memory LOAD takes len + EXT_LAT + 2 cycles, STORE len + 4 (hw/ISA.md, written
-    out again here); lengths 1, 2, random and the whole SRAM; the AXI port keeps every rule."""
-    log_seed(dut)
+    out again here); lengths 1, 2, random and the whole SRAM, each loaded and stored back
+    elsewhere; every word written lands where it should and nowhere else (the write logs); the
+    AXI port keeps every rule."""
+    begin(dut)
     sram_words = int(dut.SRAM_WORDS.value)
     ext_words = int(dut.EXT_WORDS.value)
     latency = int(dut.EXT_LAT.value)
     rng = random.Random(random.getrandbits(32))
     await start_clock_and_reset(dut, {"cmd_load": 0, "cmd_store": 0, "cmd_ext_addr": 0,
                                       "cmd_sram_addr": 0, "cmd_len": 0})
-    ext_image = [rng.getrandbits(32) for _ in range(sram_words + 64)]
-    for address, word in enumerate(ext_image):
-        dut.u_mem.mem[address].value = word
-    await RisingEdge(dut.clk)
+    harness = DmaHarness(dut, sram_words, ext_words)
+    ext_image = np.array([rng.getrandbits(32) for _ in range(sram_words + 64)], dtype=np.uint32)
+    harness.memories["ext"].write(0, ext_image)
     lengths = [1, 2, 3, rng.randint(4, 300), rng.randint(4, 300), sram_words]
     for length in lengths:
         ext = 0 if length == sram_words else rng.randint(0, 64)
         sram = 0 if length == sram_words else rng.randint(0, sram_words - length)
-        # LOAD ext[ext ..] -> sram[sram ..]
-        cycles = await dma_transfer(dut, False, ext, sram, length)
-        assert cycles == length + latency + 2, f"LOAD of {length}: {cycles} cycles"
-        got = read_array(dut.u_sram.mem, sram, length)
-        assert got == ext_image[ext:ext + length], f"LOAD of {length} words from {ext} to {sram}"
-        # STORE it back elsewhere, between two guard words: sram[sram ..] -> ext[dest ..]
+        words = ext_image[ext:ext + length]
+        await harness.run(Transfer(isa.load(ext, sram, length), words, length + latency + 2,
+                                   "hw/ISA.md's LOAD (len + EXT_LAT + 2)"), f"LOAD of {length}")
         dest = rng.randint(sram_words + 65, ext_words - length - 1)
-        dut.u_mem.mem[dest - 1].value = GUARD
-        dut.u_mem.mem[dest + length].value = GUARD
-        cycles = await dma_transfer(dut, True, dest, sram, length)
-        assert cycles == length + 4, f"STORE of {length}: {cycles} cycles"
-        got = read_array(dut.u_mem.mem, dest, length)
-        assert got == ext_image[ext:ext + length], f"STORE of {length} words from {sram} to {dest}"
-        before = read_array(dut.u_mem.mem, dest - 1, 1)
-        guards = before + read_array(dut.u_mem.mem, dest + length, 1)
-        assert guards == [GUARD, GUARD], f"STORE of {length} wrote outside its range"
+        await harness.run(Transfer(isa.store(sram, dest, length), words, length + 4,
+                                   "hw/ISA.md's STORE (len + 4)"), f"STORE of {length}")
     assert int(dut.axi_violations.value) == 0, (
         f"the AXI port broke rule {int(dut.axi_first_rule.value)} on channel "
         f"{int(dut.axi_first_channel.value)} in cycle {int(dut.axi_first_cycle.value)}")

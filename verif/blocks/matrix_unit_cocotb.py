@@ -4,9 +4,10 @@ Each MATMUL (shapes from 1 x 1 x 1 to several tiles in both directions, k up to 
 transposed, RAW or requantized with multipliers and shifts from the compiler's range and beyond,
 operand words with noise above their int8 byte, ignored flag bits set) is predicted by
 `model.machine.Machine` (its MATMUL: numpy product and `model.arith.requant`) on the same
-scratchpad image. Checked: the whole SRAM afterwards, the number of SRAM writes (m * n), the
-clamped outputs (`sat` pulses: the machine's `ev_sat`) and the busy cycles
-(`model.isa.exec_cycles`, hw/ISA.md's MATMUL cost).
+scratchpad image. Checked: every SRAM write (the harness's write log: the first wrong one is
+named with its cycle, and its row of A and column of B), the whole SRAM afterwards, the number
+of SRAM writes (m * n), the clamped outputs (`sat` pulses: the machine's `ev_sat`) and the busy
+cycles (`model.isa.exec_cycles`, hw/ISA.md's MATMUL cost).
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from model.isa import FLAG_BT, FLAG_RAW, ChipConfig, Instr, Op
 from model.machine import run_instruction
 from verif.blocks.block_tb import (
     block_rng,
-    failure,
     int8_words,
     random_layout,
-    run_command,
     sram_backdoor,
+    sram_writes,
     start_clock_and_reset,
 )
-from verif.kit.compare import first_memory_difference
+from verif.blocks.command import Command, MemoryWrites, run_command
 from verif.kit.memory import Backdoor
+from verif.kit.provenance import Memories
+from verif.kit.write_log import WriteLog
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 RANDOM_CASES = 20
@@ -85,7 +87,7 @@ def drive(dut, instr: Instr) -> None:
     dut.cmd_mult.value = instr.mult & 0xFFFFFFFF
 
 
-async def check_matmul(dut, cfg: ChipConfig, sram: Backdoor, rng: random.Random,
+async def check_matmul(dut, cfg: ChipConfig, sram: Backdoor, log: WriteLog, rng: random.Random,
                        index: int, instr: Instr, extreme: int | None = None) -> int:
     """Fill A and B (and C, with noise), run, compare; return the clamped outputs."""
     a_words, b_words = instr.m * instr.k, instr.k * instr.n
@@ -96,18 +98,19 @@ async def check_matmul(dut, cfg: ChipConfig, sram: Backdoor, rng: random.Random,
         sram.write(instr.a, [extreme & 0xFF] * a_words)
         sram.write(instr.b, [extreme & 0xFF] * b_words)
     sram.write(instr.c, [rng.getrandbits(32) for _ in range(instr.m * instr.n)])
-    want = run_instruction(instr, sram.shadow, cfg)
+    before = Memories(sram.shadow.copy())
+    want = run_instruction(instr, before.sram, cfg)
     drive(dut, instr)
-    cycles = await run_command(dut, "cmd_matmul", isa.exec_cycles(instr, cfg) + 100)
-    case = f"case {index}: {instr}"
-    difference = first_memory_difference(want.sram, sram.read_all(), what="sram word")
-    assert difference is None, failure(f"{case}: {difference}")
-    assert cycles == isa.exec_cycles(instr, cfg), failure(
-        f"{case}: busy {cycles} cycles, model.isa.exec_cycles says {isa.exec_cycles(instr, cfg)}")
-    writes, clamped = int(dut.n_writes.value), int(dut.n_sat.value)
-    assert writes == instr.m * instr.n, failure(f"{case}: {writes} SRAM writes")
-    assert clamped == want.counters.sat, failure(
-        f"{case}: {clamped} sat pulses, the model clamped {want.counters.sat}")
+    command = await run_command(dut, "cmd_matmul", isa.exec_cycles(instr, cfg),
+                                Command.of(instr, f"case {index}"))
+    writes = log.new_writes()
+    command.check_writes(instr, before, MemoryWrites("sram", want.sram_writes(), writes))
+    command.check_memory("sram", want.sram, sram.read_all())
+    command.check_cycles(isa.exec_cycles(instr, cfg), "model.isa.exec_cycles")
+    command.check(len(writes) == instr.m * instr.n, f"{len(writes)} SRAM writes")
+    clamped = int(dut.n_sat.value)
+    command.check(clamped == want.counters.sat,
+                  f"{clamped} sat pulses, the model clamped {want.counters.sat}")
     return clamped
 
 
@@ -120,6 +123,7 @@ async def matrix_unit_matches_the_reference_machine(dut):
                                       "cmd_m": 0, "cmd_k": 0, "cmd_n": 0, "cmd_flags": 0,
                                       "cmd_shift": 0, "cmd_mult": 0})
     sram = sram_backdoor(dut, cfg.sram_words)
+    log = sram_writes(dut)
     sram.write(0, [rng.getrandbits(32) for _ in range(cfg.sram_words)])
     cases = [(instr, None) for instr in directed_instrs(rng, cfg)]
     longest = (cfg.array_n, cfg.k_max, cfg.array_n)
@@ -128,6 +132,6 @@ async def matrix_unit_matches_the_reference_machine(dut):
     cases += [(matmul_instr(rng, cfg), None) for _ in range(RANDOM_CASES)]
     clamped = 0
     for index, (instr, extreme) in enumerate(cases):
-        clamped += await check_matmul(dut, cfg, sram, rng, index, instr, extreme)
+        clamped += await check_matmul(dut, cfg, sram, log, rng, index, instr, extreme)
     dut._log.info("%d MATMULs match the reference machine (%d outputs clamped)",
                   len(cases), clamped)

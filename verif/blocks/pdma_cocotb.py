@@ -6,11 +6,12 @@ external memory (the pool, the block tables) and the same scratchpad. Directed c
 reads that cross page boundaries, a table whose first row starts mid-page, pages listed out of
 order and twice, pages of 1 .. 1024 rows, 64 entries (the buffer full), a row of 255 words, and
 each way a table can name a page outside the pool (the header, a used entry, either page of a
-PCOPY) beside an unused entry full of noise; then random ones. Checked after every command: the
-whole external memory and the whole SRAM, the busy cycles (`model.isa.exec_cycles`, or the
-table phase on BAD_PAGE), `fault` (with done, on BAD_PAGE only), the table words received (the
-machine's `ev_pt_words`), the words moved (`ev_dma_words`) and, on BAD_PAGE, that no write of
-either memory happened.
+PCOPY) beside an unused entry full of noise; then random ones. Checked after every command:
+every word written to either memory (the harness's write logs: the first wrong word in time
+is named with its cycle and its source word; on BAD_PAGE any write is a stray one), the whole
+external memory and the whole SRAM, the busy cycles (`model.isa.exec_cycles`, or the table
+phase on BAD_PAGE), `fault` (with done, on BAD_PAGE only), the table words received (the
+machine's `ev_pt_words`) and the words moved (`ev_dma_words`).
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ from verif.blocks.block_tb import (
     block_rng,
     failure,
     random_view,
-    run_command,
     sram_backdoor,
+    sram_writes,
     start_clock_and_reset,
 )
+from verif.blocks.command import Command, MemoryWrites, run_command
 from verif.kit.compare import first_memory_difference
 from verif.kit.memory import Backdoor
+from verif.kit.provenance import Memories
+from verif.kit.write_log import WriteLog
 
 STROBE = {Op.PLOAD: "cmd_pload", Op.PSTORE: "cmd_pstore", Op.PCOPY: "cmd_pcopy"}
 PROGRAM_WORDS = 8  # the instruction and a HALT, where the reference machine fetches them
@@ -140,24 +144,28 @@ def drive_fields(dut, instr: Instr) -> None:
 
 
 async def check(dut, cfg: ChipConfig, ext: Backdoor, sram: Backdoor,
-                case: Case) -> bool:
+                logs: dict[str, WriteLog], case: Case) -> bool:
     """Write the case's table, run it on both, compare; returns whether it faulted."""
     instr = case.instr
     ext.write(instr.a, np.array(case.table, dtype=np.uint32))
-    want = predict(ext.shadow, sram.shadow, instr, cfg)
+    before = Memories(sram.shadow.copy(), ext.shadow.copy(), cfg)
+    want = predict(before.ext, before.sram, instr, cfg)
     assert want.error in (ErrorCode.OK, ErrorCode.BAD_PAGE), failure(
         f"{case.name}: the test made an illegal {instr}: {want.error.name}")
     faulted = want.error == ErrorCode.BAD_PAGE
     drive_fields(dut, instr)
     cycles_want = (isa.table_phase_cycles(instr, cfg) if faulted
                    else isa.exec_cycles(instr, cfg))
-    cycles = await run_command(dut, STROBE[Op(instr.op)], cycles_want + 100)
-    what = f"{case.name}: {instr}"
+    command = await run_command(dut, STROBE[Op(instr.op)], cycles_want,
+                                Command.of(instr, case.name))
+    command.check_writes(instr, before,
+                         MemoryWrites("sram", want.sram_writes(), logs["sram"].new_writes()),
+                         MemoryWrites("ext", want.writes(), logs["ext"].new_writes()))
     problems = compare_memories(ext, sram, want)
-    if cycles != cycles_want:
-        problems.append(f"busy {cycles} cycles, model.isa says {cycles_want}")
+    if command.cycles != cycles_want:
+        problems.append(f"busy {command.cycles} cycles, model.isa says {cycles_want}")
     problems += count_problems(dut, want, faulted)
-    assert not problems, failure(f"{what}:\n  " + "\n  ".join(problems))
+    command.check(not problems, "\n  ".join(["differs:", *problems]))
     return faulted
 
 
@@ -177,8 +185,6 @@ def compare_memories(ext: Backdoor, sram: Backdoor, want: RunResult) -> list[str
 def count_problems(dut, want: RunResult, faulted: bool) -> list[str]:
     counts = {"n_faults": int(faulted), "n_table_words": want.counters.pt_words,
               "n_data_words": want.counters.dma_words}
-    if faulted:
-        counts.update(n_ext_writes=0, n_sram_writes=0)
     return [f"{name} {int(getattr(dut, name).value)}, expected {value}"
             for name, value in counts.items() if int(getattr(dut, name).value) != value]
 
@@ -194,10 +200,11 @@ async def pdma_matches_the_reference_machine(dut):
         "cmd_page_shift", "cmd_row", "cmd_pages", "cmd_copy")})
     ext = Backdoor(dut.u_mem.mem, cfg.ext_words, "ext word")
     sram = sram_backdoor(dut, cfg.sram_words)
+    logs = {"sram": sram_writes(dut), "ext": WriteLog(dut.u_ext_writes, "ext")}
     ext.write(POOL_BASE, np.array([rng.getrandbits(32) for _ in range(cfg.ext_words - POOL_BASE)],
                                   dtype=np.uint32))
     sram.write(0, np.array([rng.getrandbits(32) for _ in range(cfg.sram_words)], np.uint32))
     cases = directed_cases(rng) + [random_case(rng, i, cfg) for i in range(RANDOM_CASES)]
-    faults = [await check(dut, cfg, ext, sram, case) for case in cases]
+    faults = [await check(dut, cfg, ext, sram, logs, case) for case in cases]
     dut._log.info("%d commands (%d stopped on BAD_PAGE) match the reference machine",
                   len(cases), sum(faults))

@@ -3,9 +3,11 @@
 Each SOFTMAX (len 1, 2, SM_MAX and random; inputs all equal, spanning the whole int8 range, or
 random; destination apart from, equal to or overlapping the source; operand words with noise
 above their int8 byte) is predicted by `model.machine.Machine` (its SOFTMAX:
-`model.arith.softmax_int`) on the same scratchpad image. Checked: the whole SRAM afterwards, the
-number of SRAM writes (len), the exp-table lookups (len) and their largest index (the machine's
-`ev_sm_range`), and the busy cycles (`model.isa.exec_cycles`, hw/ISA.md's SOFTMAX cost).
+`model.arith.softmax_int`) on the same scratchpad image. Checked: every SRAM write (the
+harness's write log: the first wrong one is named with its cycle, its element and the vector's
+extremes), the whole SRAM afterwards, the number of SRAM writes (len), the exp-table lookups
+(len) and their largest index (the machine's `ev_sm_range`), and the busy cycles
+(`model.isa.exec_cycles`, hw/ISA.md's SOFTMAX cost).
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from model.isa import ChipConfig, Instr
 from model.machine import run_instruction
 from verif.blocks.block_tb import (
     block_rng,
-    failure,
     int8_words,
     random_layout,
-    run_command,
     sram_backdoor,
+    sram_writes,
     start_clock_and_reset,
 )
-from verif.kit.compare import first_memory_difference
+from verif.blocks.command import Command, MemoryWrites, run_command
 from verif.kit.memory import Backdoor
+from verif.kit.provenance import Memories
+from verif.kit.write_log import WriteLog
 
 RANDOM_CASES = 12
 
@@ -61,24 +64,25 @@ def inputs(rng: random.Random, length: int, kind: str) -> np.ndarray:
     return words.astype(np.uint32)
 
 
-async def check_softmax(dut, cfg: ChipConfig, sram: Backdoor, rng: random.Random,
-                        index: int, instr: Instr, kind: str) -> None:
+async def check_softmax(dut, cfg: ChipConfig, sram: Backdoor, log: WriteLog,
+                        rng: random.Random, index: int, instr: Instr, kind: str) -> None:
     sram.write(instr.a, inputs(rng, instr.length, kind))
-    want = run_instruction(instr, sram.shadow, cfg)
+    before = Memories(sram.shadow.copy())
+    want = run_instruction(instr, before.sram, cfg)
     dut.cmd_a.value = instr.a
     dut.cmd_c.value = instr.c
     dut.cmd_len.value = instr.length
-    cycles = await run_command(dut, "cmd_softmax", isa.exec_cycles(instr, cfg) + 100)
-    case = f"case {index} ({kind} inputs): {instr}"
-    difference = first_memory_difference(want.sram, sram.read_all(), what="sram word")
-    assert difference is None, failure(f"{case}: {difference}")
-    assert cycles == isa.exec_cycles(instr, cfg), failure(
-        f"{case}: busy {cycles} cycles, model.isa.exec_cycles says {isa.exec_cycles(instr, cfg)}")
-    got = {"writes": int(dut.n_writes.value), "lookups": int(dut.n_lookups.value),
+    command = await run_command(dut, "cmd_softmax", isa.exec_cycles(instr, cfg),
+                                Command.of(instr, f"case {index} ({kind} inputs)"))
+    writes = log.new_writes()
+    command.check_writes(instr, before, MemoryWrites("sram", want.sram_writes(), writes))
+    command.check_memory("sram", want.sram, sram.read_all())
+    command.check_cycles(isa.exec_cycles(instr, cfg), "model.isa.exec_cycles")
+    got = {"writes": len(writes), "lookups": int(dut.n_lookups.value),
            "largest index": int(dut.max_index.value)}
     expected = {"writes": instr.length, "lookups": instr.length,
                 "largest index": want.counters.sm_range}
-    assert got == expected, failure(f"{case}: events {got}, expected {expected}")
+    command.check(got == expected, f"events {got}, expected {expected}")
 
 
 @cocotb.test()
@@ -88,6 +92,7 @@ async def softmax_unit_matches_the_reference_machine(dut):
     cfg = config_of(dut)
     await start_clock_and_reset(dut, {"cmd_softmax": 0, "cmd_a": 0, "cmd_c": 0, "cmd_len": 0})
     sram = sram_backdoor(dut, cfg.sram_words)
+    log = sram_writes(dut)
     sram.write(0, [rng.getrandbits(32) for _ in range(cfg.sram_words)])
     cases = [(1, "random"), (2, "equal"), (2, "full range"), (cfg.sm_max, "full range"),
              (17, "equal")]
@@ -95,5 +100,5 @@ async def softmax_unit_matches_the_reference_machine(dut):
                rng.choice(["random", "random", "full range"])) for _ in range(RANDOM_CASES)]
     for index, (length, kind) in enumerate(cases):
         instr = softmax_instr(rng, cfg, length)
-        await check_softmax(dut, cfg, sram, rng, index, instr, kind)
+        await check_softmax(dut, cfg, sram, log, rng, index, instr, kind)
     dut._log.info("%d SOFTMAXes match the reference machine", len(cases))

@@ -1,15 +1,19 @@
 """Exact comparison with a prediction, reported as the first difference.
 
 One report for every checker: the scoreboard (named output words, every write), the block
-tests (scratchpad words) and the replay testbench. Counters compare with the reference
-machine's own ``model.machine.counter_differences``.
+tests (scratchpad words, and the writes of their harness's write log, first in time) and the
+replay testbench. Counters compare with the reference machine's own
+``model.machine.counter_differences``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
+
+from verif.kit.write_log import Write, final_writes
 
 # The label of the line a report names its first difference on ("  first difference: ..."):
 # the scoreboard writes it, triage picks that line out (verif/regress/failure_groups.py).
@@ -37,32 +41,78 @@ def first_memory_difference(expected: np.ndarray, got: np.ndarray, base: int = 0
             f"got {int(got[i]):#010x} ({differing.size} words differ)")
 
 
+@dataclass(frozen=True)
+class WriteDifference:
+    """A word written otherwise than predicted: a stray write, a missing one or another value."""
+
+    address: int
+    expected: int | None  # None: the prediction wrote nothing there (a stray write)
+    got: int | None  # None: nothing was written there (a missing write)
+    differing: int  # the written words that differ, this one included
+    cycle: int | None = None  # the cycle of its last write, when a write log says
+
+    @property
+    def kind(self) -> str:
+        if self.expected is None:
+            return "stray write"
+        return "missing write" if self.got is None else "different value"
+
+    def describe(self, word: str, writer: str = "the chip") -> str:
+        """'kind: word: the reference machine wrote X, the chip wrote Y (N written words
+        differ)', with ``word`` naming the word and ``writer`` what wrote it."""
+        line = (f"{self.kind}: {word}: the reference machine wrote {_written(self.expected)}, "
+                f"{writer} wrote {_written(self.got)}")
+        if self.differing > 1:
+            line += f" ({self.differing} written words differ)"
+        return line
+
+
+def differing_writes(expected: Mapping[int, int], got: Mapping[int, int]) -> list[int]:
+    """The addresses whose final words differ, ascending; an address in only one of the two
+    is a stray write (``got``'s) or a missing one."""
+    return sorted(address for address in expected.keys() | got.keys()
+                  if expected.get(address) != got.get(address))
+
+
 def first_write_difference(expected: Mapping[int, int], got: Mapping[int, int],
                            name_of: Callable[[int], str] = unnamed) -> str | None:
     """The lowest address where the words written differ, or None when they are identical.
 
     ``expected`` and ``got`` map each address written to its final value (the reference
-    machine's writes, the chip's writes on its memory port). An address in only one of them is
-    a stray write (the chip's) or a missing one; in both, the two final values differ.
+    machine's writes, the chip's writes on its memory port).
     """
-    differing = sorted(address for address in expected.keys() | got.keys()
-                       if expected.get(address) != got.get(address))
+    differing = differing_writes(expected, got)
     if not differing:
         return None
     address = differing[0]
-    word = _word("memory word", address, name_of)
-    if address not in expected:
-        line = (f"stray write: {word}: the reference machine wrote nothing there, "
-                f"the chip wrote {got[address]:#010x}")
-    elif address not in got:
-        line = (f"missing write: {word}: the reference machine wrote "
-                f"{expected[address]:#010x}, the chip wrote nothing there")
-    else:
-        line = (f"different value: {word}: the reference machine wrote {expected[address]:#010x}, "
-                f"the chip wrote {got[address]:#010x}")
-    if len(differing) > 1:
-        line += f" ({len(differing)} written words differ)"
-    return line
+    difference = WriteDifference(address, expected.get(address), got.get(address),
+                                 len(differing))
+    return difference.describe(_word("memory word", address, name_of))
+
+
+def first_logged_difference(expected: Mapping[int, int],
+                            writes: Iterable[Write]) -> WriteDifference | None:
+    """The first word written wrong, in time, or None when the writes are as predicted.
+
+    ``expected`` maps each address to its predicted final value, ``writes`` is a write log in
+    order (the last write of an address is the one that counts). Of the differing words, the
+    one whose last write came first is named, with that write's cycle; a missing write has no
+    cycle, and comes only when no differing word was written at all (then the lowest).
+    """
+    last = final_writes(writes)
+    differing = differing_writes(expected, {address: w.data for address, w in last.items()})
+    if not differing:
+        return None
+    written = [address for address in differing if address in last]
+    if not written:
+        return WriteDifference(differing[0], expected[differing[0]], None, len(differing))
+    address = min(written, key=lambda a: last[a].cycle)
+    return WriteDifference(address, expected.get(address), last[address].data, len(differing),
+                           last[address].cycle)
+
+
+def _written(value: int | None) -> str:
+    return "nothing there" if value is None else f"{value:#010x}"
 
 
 def _word(what: str, address: int, name_of: Callable[[int], str]) -> str:

@@ -27,18 +27,30 @@ message names together with the failing vector.
 
 The smoke test runs one hand-assembled program through `chip_harness`
 (`verif/blocks/smoke_cocotb.py`); it shares the controller test's chip build.
+
+A failure names the first wrong word with the unit, the cycle it was written in (each harness
+logs its writes: hw/tb/write_log.v) and its inputs, and leaves that point in the run folder
+(verif/blocks/command.py). The negative test breaks the vector unit in a known element and
+checks that the point is exactly there.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from model.isa import ChipConfig
+from model.arith import sat8
+from model.isa import ChipConfig, exec_cycles
+from model.machine import int8_of
 from model.paths import RTL_DIR, TB_DIR
-from sim.runner import build, rtl_sources, run_test
+from sim.runner import CLOCK_NS, SimulationFailed, build, rtl_sources, run_test
 from sim.toolchain import SIMULATORS
+from verif.blocks.command import DONE_MARGIN
+from verif.blocks.vector_unit_cocotb import KNOWN_VADD, known_operands
+from verif.kit.failure_point import FailurePoint, read_point
+from verif.mutation.broken_chips import RTL_MUTANTS, VADD_FAULT_ELEMENT, make_broken_block
 
 BLOCKS_MODULE = "verif.blocks.datapath_cocotb"
 SMOKE_MODULE = "verif.blocks.smoke_cocotb"
@@ -58,6 +70,7 @@ def harness(name: str) -> Path:
 # whole external memory is compared after every program, and the limits are not the defaults.
 CHIP_CONFIG = ChipConfig(sram_words=1024, ext_words=2048)
 MEMORY_TB = [TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v"]  # the AXI memory and its checker
+WRITE_LOG = [TB_DIR / "event_log.v", TB_DIR / "write_log.v"]  # a harness's log of a write port
 CHIP_SOURCES = [*rtl_sources(), *MEMORY_TB, TB_DIR / "chip_harness.v"]
 MATRIX_RTL = rtl("matrix_unit", "systolic_array", "pe", "requant", "rowmem", "sram")
 SOFTMAX_RTL = rtl("softmax_unit", "exp_lut", "divu", "rowmem", "sram")
@@ -69,14 +82,15 @@ BLOCKS = {
     "requant": ("requant", rtl("requant"), {}, BLOCKS_MODULE, "requant_matches_the_formula"),
     "exp_lut": ("exp_lut", rtl("exp_lut"), {}, BLOCKS_MODULE, "exp_lut_matches_math_exp"),
     "divu": ("divu", rtl("divu"), {"DIV_W": 32}, BLOCKS_MODULE, "divu_matches_python"),
-    "dma": ("dma_harness", [*rtl("dma", "mem_if", "sram"), *MEMORY_TB, harness("dma")],
+    "dma": ("dma_harness", [*rtl("dma", "mem_if", "sram"), *MEMORY_TB, *WRITE_LOG,
+                            harness("dma")],
             {"SRAM_WORDS": 4096, "EXT_WORDS": 16384, "EXT_LAT": 3},
             BLOCKS_MODULE, "dma_moves_words_in_the_documented_cycles"),
-    "matrix_unit": ("matrix_unit_harness", [*MATRIX_RTL, harness("matrix_unit")],
+    "matrix_unit": ("matrix_unit_harness", [*MATRIX_RTL, *WRITE_LOG, harness("matrix_unit")],
                     {"ARRAY_N": 4, "K_MAX": 64, "SRAM_WORDS": 4096},
                     "verif.blocks.matrix_unit_cocotb",
                     "matrix_unit_matches_the_reference_machine"),
-    "softmax_unit": ("softmax_unit_harness", [*SOFTMAX_RTL, harness("softmax_unit")],
+    "softmax_unit": ("softmax_unit_harness", [*SOFTMAX_RTL, *WRITE_LOG, harness("softmax_unit")],
                      {"SRAM_WORDS": 4096, "SM_MAX": 256}, "verif.blocks.softmax_unit_cocotb",
                      "softmax_unit_matches_the_reference_machine"),
     "sram": ("sram", rtl("sram"), {"SRAM_WORDS": 4096}, "verif.blocks.sram_cocotb",
@@ -84,11 +98,12 @@ BLOCKS = {
     "rowmem": ("rowmem", rtl("rowmem"), {"WIDTH": 16, "DEPTH": 256},
                "verif.blocks.rowmem_cocotb",
                "rowmem_reads_combinationally_and_writes_on_the_edge"),
-    "vector_unit": ("vector_unit_harness", [*rtl("vector_unit", "sram"), harness("vector_unit")],
+    "vector_unit": ("vector_unit_harness", [*rtl("vector_unit", "sram"), *WRITE_LOG,
+                                            harness("vector_unit")],
                     {"SRAM_WORDS": 4096}, "verif.blocks.vector_unit_cocotb",
                     "vector_unit_matches_the_reference_machine"),
     "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram", "mem_if"),
-                              *MEMORY_TB, harness("pdma")],
+                              *MEMORY_TB, *WRITE_LOG, harness("pdma")],
              {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
              "verif.blocks.pdma_cocotb", "pdma_matches_the_reference_machine"),
     # READS_MAX = 4, the least EXT_LAT = 2 allows: the stimulus reaches the limit
@@ -123,3 +138,55 @@ def test_chip_smoke(sim, seed):
     b = build(sim, "chip_harness", CHIP_SOURCES, parameters=CHIP_CONFIG.verilog_parameters())
     run_test(b, SMOKE_MODULE, testcase="chip_runs_a_hand_assembled_program",
              seed=seed)
+
+
+def broken_vector_unit(mutant: str, tmp_path: Path, seed: int) -> tuple[FailurePoint, str]:
+    """Run the vector unit's block test on a copy broken by `mutant` (Icarus): it must fail,
+    and leave a failure point in its run folder. Returns the point and the failure message."""
+    toplevel, sources, parameters, module, testcase = BLOCKS["vector_unit"]
+    broken = make_broken_block(RTL_MUTANTS[mutant], sources, tmp_path)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SimulationFailed):
+        run_test(build("icarus", toplevel, broken, parameters=parameters), module,
+                 testcase=testcase, seed=seed, test_dir=run_dir)
+    point = read_point(run_dir)
+    assert point is not None, f"no failure point in {run_dir}"
+    assert point.time_ns is not None and point.time_ns % CLOCK_NS == 0  # a cycle's edge
+    failure = ET.parse(run_dir / "results.xml").find(".//testcase/failure")
+    assert failure is not None and failure.get("type") == "LocatedError", failure
+    return point, failure.get("message", "")
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(120)
+def test_a_broken_vector_unit_is_located_at_its_fault(tmp_path, seed):
+    """VADD writes element k wrong (vadd_flips_one_element): the run fails at its first case,
+    KNOWN_VADD, named with unit vec, the cycle hw/ISA.md's schedule writes element k in
+    (k + 1), the word c + k with both values, and its operands a[k] and b[k]; the run folder
+    keeps the same point."""
+    point, message = broken_vector_unit("vadd_flips_one_element", tmp_path, seed)
+    k, vadd = VADD_FAULT_ELEMENT, KNOWN_VADD
+    a, b = (int(int8_of(words)[k]) for words in known_operands(vadd.length))
+    right = int(sat8(a + b)) & 0xFFFFFFFF
+    assert (point.unit, point.cycle, point.instruction, point.pc) == ("vec", k + 1, str(vadd), None)
+    assert point.where == f"seed {seed}: case 0 (known inputs)"
+    assert message.startswith(f"seed {seed}: case 0 (known inputs): {vadd}: different value: "
+                              f"sram word {vadd.c + k}: the reference machine wrote "
+                              f"{right:#010x}, the unit wrote {right ^ 1:#010x}\n"), message
+    assert f"\n  at: unit vec, cycle {k + 1} (at {point.time_ns:g} ns)\n" in message
+    assert message.endswith(f"\n  inputs: a[{k}] = {a} (sram word {vadd.a + k}), "
+                            f"b[{k}] = {b} (sram word {vadd.b + k})"), message
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(120)
+def test_a_vector_unit_that_never_finishes_is_located_where_the_test_gave_up(tmp_path, seed):
+    """done never rises (vector_done_never_rises): the first case fails at the cycle the test
+    gives up, DONE_MARGIN past KNOWN_VADD's documented busy cycles, named with unit vec."""
+    point, message = broken_vector_unit("vector_done_never_rises", tmp_path, seed)
+    limit = exec_cycles(KNOWN_VADD, ChipConfig()) + DONE_MARGIN
+    assert (point.unit, point.cycle, point.instruction) == ("vec", limit, str(KNOWN_VADD))
+    assert point.where == f"seed {seed}: case 0 (known inputs)"
+    assert message == (f"seed {seed}: case 0 (known inputs): {KNOWN_VADD}: cmd_vadd: done did "
+                       f"not rise by cycle {limit}\n  at: unit vec, cycle {limit} "
+                       f"(at {point.time_ns:g} ns)")

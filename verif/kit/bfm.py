@@ -81,9 +81,9 @@ class ChipBfm:
         self._clock_started = _flag(dut, "HDL_CLOCK")
         self.records = _flag(dut, "HDL_RECORD")  # logs and watchdog (CHIP_HARNESS_RECORD)
         if self.records:
-            self.writes = EventLog(dut.u_wlog, int(dut.WLOG_WORDS.value), WRITE_ENTRY)
-            self.sram_writes = EventLog(dut.u_slog, int(dut.SLOG_WORDS.value), WRITE_ENTRY)
-            self.phases = EventLog(dut.u_ilog, int(dut.ILOG_WORDS.value), PHASE_ENTRY)
+            self.writes = EventLog(dut.u_wlog, WRITE_ENTRY)
+            self.sram_writes = EventLog(dut.u_slog, WRITE_ENTRY)
+            self.phases = EventLog(dut.u_ilog, PHASE_ENTRY)
         self.profile = profile_of(cocotb.plusargs)
         self.stalls_before = MemStalls()  # the memory's delays when the run started
         self.run_began = RunStart()  # the last run's start: its time and each log's count

@@ -1,9 +1,12 @@
 """Reading a harness's event log (hw/tb/event_log.v) after the fact.
 
-A log is a ring of the last DEPTH entries and a count of every entry since reset; a reader that
-remembers how many it has read takes the new ones. Entries are read as binary strings, so an X
-or Z stays visible, and split into named fields by the layout the harness documents. Reading
-reuses the element handles cocotb caches: making one costs about 10 us, reading one 1.5 us.
+A log is a ring of the last DEPTH entries (`log`) and a count of every entry since reset
+(`count`); a reader that remembers how many it has read takes the new ones once a command or a
+run is over, instead of waking in Python every cycle. Entries are read as binary strings, so an
+X or Z stays visible (Icarus), and split into named fields by the layout the harness documents.
+Reading reuses the element handles cocotb caches: making one costs about 10 us, reading one
+1.5 us. The chip's harness keeps three logs (verif/kit/bfm.py), the unit harnesses a write log
+each (verif/kit/write_log.py).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from verif.kit.memory import known
 
 @dataclass(frozen=True)
 class EntryLayout:
-    """The fields of one entry, the top bits first, as (name, bits)."""
+    """The fields of one entry, the most significant first, as (name, bits)."""
 
     fields: tuple[tuple[str, int], ...]
 
@@ -32,31 +35,33 @@ class EntryLayout:
             at += width
         return fields
 
-    def values(self, text: str) -> dict[str, int]:
-        """An entry as {field: integer}; raises ValueError on an X or Z bit."""
-        return {name: int(bits, 2) for name, bits in self.split(text).items()}
+    def values(self, text: str, what: str = "entry") -> dict[str, int]:
+        """An entry as {field: integer}; UnknownValue names ``what`` and the field on an X or Z
+        bit."""
+        return {name: known(bits, f"{what}: {name}") for name, bits in self.split(text).items()}
 
 
-class LogOverflow(AssertionError):
-    """More entries arrived since the last read than the ring keeps: some are lost."""
+class LogOverrun(AssertionError):
+    """More entries arrived since the last read than the ring keeps: the oldest are lost."""
 
 
 class EventLog:
-    """One event_log instance of a harness (its handle: `dut.u_wlog`), `depth` entries deep."""
+    """One event_log instance of a harness (its handle, e.g. `dut.u_wlog`)."""
 
-    def __init__(self, handle, depth: int, layout: EntryLayout):
-        self.handle, self.depth, self.layout = handle, depth, layout
+    def __init__(self, handle, layout: EntryLayout):
+        self.handle, self.layout = handle, layout
+        self.depth = len(handle.log)
 
     def count(self) -> int:
         """Entries logged since reset."""
-        return known(self.handle.count.value, f"{self.handle._name}.count")
+        return known(self.handle.count.value, f"{self.handle._path}.count")
 
     def read(self, first: int, count: int) -> list[str]:
-        """Entries first .. first + count - 1 (counted from reset) as binary strings; they must
-        still be in the ring."""
+        """Entries first .. first + count - 1 (numbered from reset) as binary strings; they
+        must still be in the ring."""
         if count > self.depth:
-            raise LogOverflow(f"{self.handle._name}: {count} entries asked for, the ring keeps "
-                              f"{self.depth}")
+            raise LogOverrun(f"{self.handle._path}: {count} entries since the last read, the "
+                             f"ring keeps {self.depth}: the first {count - self.depth} are lost")
         log = self.handle.log
         return [str(log[index % self.depth].value) for index in range(first, first + count)]
 

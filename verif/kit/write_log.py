@@ -1,50 +1,18 @@
-"""A harness's event log (hw/tb/event_log.v), read after the fact, and the writes it holds.
+"""The writes of a unit harness's write log (hw/tb/write_log.v: one memory write port).
 
-The HDL keeps every event in a ring (`log`, DEPTH entries) and numbers them (`count`, from
-reset), so the testbench reads the new entries once a command or a run is over instead of
-waking in Python every cycle. `read_entries` and `split` read any event_log instance; a
-write_log instance (hw/tb/write_log.v: one memory write port) holds `Write` entries, which
-`WriteLog` hands over command by command. The block tests read theirs here; the whole chip's
-harness can read its own the same way.
+Each entry is {cycle, address, data} (verif.kit.event_log reads the ring): the cycle counted from
+the command that caused it, so a block test names the cycle its first wrong word was written in.
+`WriteLog` hands the writes over command by command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from verif.kit.memory import known
+from verif.kit.event_log import EntryLayout, EventLog
 
-WRITE_FIELDS = (32, 16, 32)  # hw/tb/write_log.v: {cycle, address, data}, most significant first
-
-
-class LogOverrun(AssertionError):
-    """More events arrived since the last read than the ring keeps: the oldest are lost."""
-
-
-def event_count(log) -> int:
-    """The events an event_log instance has logged since reset."""
-    return known(log.count.value, f"{log._path}.count")
-
-
-def read_entries(log, first: int, count: int) -> list[str]:
-    """Entries first .. first + count - 1 (numbered from reset) of the event_log instance
-    ``log``, as binary strings, so that an X or Z bit stays visible (Icarus)."""
-    depth = len(log.log)
-    if count > depth:
-        raise LogOverrun(f"{log._path}: {count} events since the last read, the ring keeps "
-                         f"{depth}: the first {count - depth} are lost")
-    return [str(log.log[index % depth].value) for index in range(first, first + count)]
-
-
-def split(entry: str, widths: Sequence[int]) -> tuple[str, ...]:
-    """An entry's fields, most significant first, as binary strings of ``widths`` bits."""
-    assert len(entry) == sum(widths), f"an entry of {len(entry)} bits is not {widths}"
-    fields, at = [], 0
-    for width in widths:
-        fields.append(entry[at : at + width])
-        at += width
-    return tuple(fields)
+WRITE_ENTRY = EntryLayout((("cycle", 32), ("address", 16), ("data", 32)))  # hw/tb/write_log.v
 
 
 @dataclass(frozen=True)
@@ -58,10 +26,7 @@ class Write:
 
 def decode_write(entry: str, what: str) -> Write:
     """A write_log entry as a Write; UnknownValue names ``what`` if a field holds X or Z."""
-    cycle, address, data = (known(field, f"{what}: {name}")
-                            for field, name in zip(split(entry, WRITE_FIELDS),
-                                                   ("cycle", "address", "data"), strict=True))
-    return Write(cycle, address, data)
+    return Write(**WRITE_ENTRY.values(entry, what))
 
 
 def final_writes(writes: Iterable[Write]) -> dict[int, Write]:
@@ -73,14 +38,14 @@ class WriteLog:
     """One write_log instance of a harness, read from where the last read stopped."""
 
     def __init__(self, instance, memory: str):
-        self.log = instance.u_log
+        self.log = EventLog(instance.u_log, WRITE_ENTRY)
         self.memory = memory  # names the memory in reports: "sram", "ext"
-        self.read_to = event_count(self.log)
+        self.read_to = self.log.count()
 
     def new_writes(self) -> list[Write]:
         """The writes logged since the last call (or since this reader was made)."""
-        count = event_count(self.log)
-        entries = read_entries(self.log, self.read_to, count - self.read_to)
+        count = self.log.count()
+        entries = self.log.read(self.read_to, count - self.read_to)
         first, self.read_to = self.read_to, count
         return [decode_write(entry, f"{self.memory} write {first + offset}")
                 for offset, entry in enumerate(entries)]

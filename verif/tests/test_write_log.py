@@ -7,18 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from verif.kit import event_log
 from verif.kit.compare import first_logged_difference
+from verif.kit.event_log import EntryLayout, LogOverrun
 from verif.kit.memory import UnknownValue
-from verif.kit.write_log import (
-    WRITE_FIELDS,
-    LogOverrun,
-    Write,
-    WriteLog,
-    decode_write,
-    final_writes,
-    read_entries,
-    split,
-)
+from verif.kit.write_log import WRITE_ENTRY, Write, WriteLog, decode_write, final_writes
 
 
 @dataclass
@@ -34,7 +27,7 @@ class EventLog:
     _path = "harness.u_sram_writes.u_log"
 
     def __init__(self, depth: int):
-        self.log = [Value("0" * sum(WRITE_FIELDS)) for _ in range(depth)]
+        self.log = [Value("0" * WRITE_ENTRY.bits) for _ in range(depth)]
         self.count = Value(f"{0:032b}")
 
     def add(self, cycle: int, address: int, data: int) -> None:
@@ -49,7 +42,8 @@ def entry(cycle: int, address: int, data: int) -> str:
 
 
 def test_an_entry_splits_into_its_fields_most_significant_first():
-    assert split("1100101", (2, 3, 2)) == ("11", "001", "01")
+    layout = EntryLayout((("a", 2), ("b", 3), ("c", 2)))
+    assert layout.split("1100101") == {"a": "11", "b": "001", "c": "01"}
     assert decode_write(entry(7, 581, 0xFFFFFFE4), "w") == Write(7, 581, 0xFFFFFFE4)
 
 
@@ -74,8 +68,8 @@ def test_each_read_returns_the_writes_since_the_last_across_the_ring_end():
 
 def test_more_writes_than_the_ring_keeps_is_an_overrun():
     ring = EventLog(depth=2)
-    with pytest.raises(LogOverrun, match="3 events since the last read, the ring keeps 2"):
-        read_entries(ring, 0, 3)
+    with pytest.raises(LogOverrun, match="3 entries since the last read, the ring keeps 2"):
+        event_log.EventLog(ring, WRITE_ENTRY).read(0, 3)
 
 
 def test_the_last_write_of_an_address_is_the_one_that_counts():

@@ -413,10 +413,15 @@ def markdown(records: list[dict], header: dict) -> str:
 def triage_line(records: list[dict]) -> str:
     right, counted = triage.share(records)
     left_out = sum(r["counts_as_caught"] and r["triage"] is None for r in records)
+    stages = sorted({r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"]})
+    by_stage = "; ".join(
+        f"{stage}: {mine[0]} / {mine[1]}" for stage in stages
+        if (mine := triage.share([r for r in records
+                                  if (r["catching_test"] or "").startswith(f"{stage}:")]))[1])
     return (f"**Triage: {right} / {counted} = {100 * right / max(counted, 1):.1f}%** of the caught "
             f"mutants' reports (the catching test's failure point) name a unit of the mutated "
-            f"module (aim 90%; verif/mutation/triage.py); {left_out} caught mutants of modules "
-            f"every unit shares are not counted.")
+            f"module (aim 90%; verif/mutation/triage.py); by catching stage: {by_stage}. "
+            f"{left_out} caught mutants of modules every unit shares are not counted.")
 
 
 def caught_table(records: list[dict]) -> list[str]:

@@ -43,6 +43,7 @@ from sim.runner import rerun_command as sim_rerun_command
 from verif.env.config import EnvConfig
 from verif.kit.bfm import ChipBfm
 from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.failure_point import FailurePoint
 from verif.kit.memory import known
 from verif.regress import regress
 from verif.regress.failure_groups import (
@@ -56,6 +57,7 @@ from verif.regress.failure_groups import (
 )
 from verif.regress.plugin import rerun_command
 from verif.regress.shards import Manifest, Node, Shard, read_node_info
+from verif.scoreboard.locate import Located
 from verif.scoreboard.scoreboard import Scoreboard
 
 LOGITS = 1528  # where the logits start in these reports' memory
@@ -84,7 +86,11 @@ def scoreboard_failure(problem: str, seed: int, step: int) -> str:
                     rerun=sim_rerun_command(seed, node), recorder=None)
     item = SimpleNamespace(where=lambda: f"decode chapter step {step} (context {step})",
                            listing=lambda: "")
-    report = Scoreboard.report(SimpleNamespace(cfg=cfg), item, [problem])
+    located = Located(FailurePoint("mat", 8 * step), [
+        f"the first wrong instruction: pc {8 * step} (MATMUL a=384 b=0 c=392 m=1 k=8 n=8 "
+        f"flags=0x0 shift=6 mult=1154335928), unit mat, cycle {400 + step}: scratchpad word "
+        f"{390 + step} = {step:#010x}, the reference machine wrote {step + 1:#010x}"])
+    report = Scoreboard.report(SimpleNamespace(cfg=cfg), item, [problem], located)
     return as_pytest_writes(SimulationFailed(report))
 
 

@@ -117,29 +117,52 @@ def test_a_failing_block_run_is_run_again_with_waves_opened_at_its_failure(tmp_p
         "the failing run's folder keeps its own files, without waves"
 
 
-@pytest.mark.sim
-@pytest.mark.timeout(300)
-def test_a_failing_decode_is_run_again_alone_with_waves_at_the_same_failure(tmp_path):
-    sources = make_broken_chip(RTL_MUTANTS["requant_floors"], tmp_path / "chip")
+def decode_waves(tmp_path: Path, mutant: str) -> tuple[dict, dict, object]:
+    """A short decode on a broken chip, and its re-run with waves: (the failing run's result,
+    the re-run's result, the waves record)."""
+    sources = make_broken_chip(RTL_MUTANTS[mutant], tmp_path / "chip")
     launch = decode_launch(chip_build("icarus", sources), "PlanDecodeTest", SHORT_PLAN, 5,
                            run_dir=tmp_path / "seed5", node="broken-decode")
     (failing,) = run_launches([launch])
-    assert failing.result["failure_type"] == "ScoreboardMismatch"
     record = rerun_launch(launch, "broken-decode")
     assert record.failed and Path(record.folder) == tmp_path / "seed5-waves"
     again = json.loads((tmp_path / "seed5-waves" / RESULT_FILE).read_text())
     assert again["failure_time_ns"] == failing.result["failure_time_ns"], \
         "alone, the run with waves fails at the same time"
-    # the marker is at the first wrong write the scoreboard located, before it noticed
-    located = failing.result["failure_point"]["time_ns"]
-    assert record.time_ns == again["failure_point"]["time_ns"] == located
-    assert located < failing.result["failure_time_ns"]
-    marker = round(record.time_ns * PS_PER_NS)
+    return failing.result, again, record
+
+
+def assert_marked_at(record, time_ns: float) -> None:
+    """The save file and the command file carry the marker at ``time_ns``, inside the FST."""
+    marker = round(time_ns * PS_PER_NS)
+    assert round(record.time_ns * PS_PER_NS) == marker
     save = Path(record.save_file).read_text().splitlines()
     assert f"*-9.000000 {marker} {marker}" in save
     assert "chip_harness.u_chip.u_controller.pc_reg[16:0]" in save, "hw/gtkwave/chip.gtkw's"
     assert marker <= read_header(record.waves).end
     assert f"marker_set failure {marker}" in Path(record.command_file).read_text().splitlines()
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+def test_a_failing_decode_is_run_again_alone_with_waves_at_the_same_failure(tmp_path):
+    failing, again, record = decode_waves(tmp_path, "requant_floors")
+    assert failing["failure_type"] == "ScoreboardMismatch"
+    # the marker is at the first wrong write the scoreboard located, before it noticed
+    located = failing["failure_point"]["time_ns"]
+    assert again["failure_point"]["time_ns"] == located < failing["failure_time_ns"]
+    assert_marked_at(record, located)
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+def test_a_hung_decode_is_opened_where_the_watchdog_stopped_it(tmp_path):
+    failing, again, record = decode_waves(tmp_path, "done_never_rises")
+    assert failing["failure_type"] == "ChipHung"
+    point = failing["failure_point"]
+    assert again["failure_point"] == point and point["unit"] == "controller"
+    assert point["time_ns"] <= failing["failure_time_ns"]
+    assert_marked_at(record, point["time_ns"])
 
 
 FAILING_TEST = f"""

@@ -25,7 +25,8 @@ import numpy as np
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
-from model.isa import UNIT_OF, Instr, Op
+from model.isa import UNIT_OF, ChipConfig, Instr, Op, exec_cycles
+from model.machine import RunResult
 from sim.runner import CLOCK_NS
 from verif.blocks.block_tb import failure, seed
 from verif.kit.compare import first_logged_difference, first_memory_difference
@@ -113,6 +114,16 @@ class Command:
             what += f"; the unit was done in cycle {cycle}"
         inputs = inputs_of(instr, memory, difference.address, before)
         self.fail(what, cycle, [f"inputs: {inputs or 'none: the command writes no such word'}"])
+
+
+    def check_scratchpad_unit(self, instr: Instr, before: Memories, want: RunResult,
+                              writes: list[Write], sram_now: np.ndarray, cfg: ChipConfig) -> None:
+        """A scratchpad unit's command (matrix, vector, softmax) against the reference
+        machine's run of ``instr``: the words written, then the whole scratchpad read back,
+        then the busy cycles."""
+        self.check_writes(instr, before, MemoryWrites("sram", want.sram_writes(), writes))
+        self.check_memory("sram", want.sram, sram_now)
+        self.check_cycles(exec_cycles(instr, cfg), "model.isa.exec_cycles")
 
 
 async def run_command(dut, strobe: str, expected: int, command: Command) -> Command:

@@ -29,7 +29,7 @@ from verif.blocks.block_tb import (
     sram_writes,
     start_clock_and_reset,
 )
-from verif.blocks.command import Command, MemoryWrites, run_command
+from verif.blocks.command import Command, run_command
 from verif.kit.memory import Backdoor
 from verif.kit.provenance import Memories
 from verif.kit.write_log import WriteLog
@@ -108,9 +108,7 @@ async def check(dut, cfg: ChipConfig, sram: Backdoor, log: WriteLog, rng: random
     command = await run_command(dut, STROBE[Op(instr.op)], isa.exec_cycles(instr, cfg),
                                 Command.of(instr, f"case {index} ({kind} inputs)"))
     writes = log.new_writes()
-    command.check_writes(instr, before, MemoryWrites("sram", want.sram_writes(), writes))
-    command.check_memory("sram", want.sram, sram.read_all())
-    command.check_cycles(isa.exec_cycles(instr, cfg), "model.isa.exec_cycles")
+    command.check_scratchpad_unit(instr, before, want, writes, sram.read_all(), cfg)
     want_writes = instr.length if instr.op == Op.VADD else 1
     command.check(len(writes) == want_writes, f"{len(writes)} SRAM writes, not {want_writes}")
     clamped = int(dut.n_sat.value)

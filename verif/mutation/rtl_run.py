@@ -56,9 +56,9 @@ from pathlib import Path
 from model.paths import OUT, REPO_ROOT
 from sim.runner import locked
 from verif.env.failure_waves import WAVES_ON_FAILURE
+from verif.kit import units
 from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
-from verif.mutation import triage
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
 from verif.regress.failure_groups import first_error
 
@@ -356,7 +356,7 @@ def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
         "first_difference": outcome.difference or None, "stages_run": outcome.stages,
         "seconds": round(outcome.seconds, 1), "build_seconds": round(outcome.build_seconds, 1),
         "unit_named": outcome.unit,
-        "triage": (triage.pointed_right(gen.module_of(mutant), outcome.unit)
+        "triage": (units.pointed_right(gen.module_of(mutant), outcome.unit)
                    if outcome.counts_as_caught else None),
     }
 
@@ -384,9 +384,9 @@ def markdown(records: list[dict], header: dict) -> str:
     ]
     for module in sorted({r["module"] for r in records}):
         mine = [r for r in records if r["module"] == module]
-        right, counted = triage.share(mine)
+        right, counted = units.share(mine)
         named = (f"{right} / {counted}" if counted else
-                 "not counted (every unit's)" if module in triage.SHARED_MODULES else "-")
+                 "not counted (every unit's)" if module in units.SHARED_MODULES else "-")
         lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} "
                      f"| {named} |")
     lines += ["", "| operator class | mutants | caught |", "| --- | --- | --- |"]
@@ -411,16 +411,16 @@ def markdown(records: list[dict], header: dict) -> str:
 
 
 def triage_line(records: list[dict]) -> str:
-    right, counted = triage.share(records)
+    right, counted = units.share(records)
     left_out = sum(r["counts_as_caught"] and r["triage"] is None for r in records)
     stages = sorted({r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"]})
     by_stage = "; ".join(
         f"{stage}: {mine[0]} / {mine[1]}" for stage in stages
-        if (mine := triage.share([r for r in records
+        if (mine := units.share([r for r in records
                                   if (r["catching_test"] or "").startswith(f"{stage}:")]))[1])
     return (f"**Triage: {right} / {counted} = {100 * right / max(counted, 1):.1f}%** of the caught "
             f"mutants' reports (the catching test's failure point) name a unit of the mutated "
-            f"module (aim 90%; verif/mutation/triage.py); by catching stage: {by_stage}. "
+            f"module (aim 90%; verif/kit/units.py); by catching stage: {by_stage}. "
             f"{left_out} caught mutants of modules every unit shares are not counted.")
 
 
@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
               "programs": PROGRAMS, "unbroken_seconds": unbroken.seconds}
     print_table(records)
     caught, scored = score(records)
-    right, counted = triage.share(records)
+    right, counted = units.share(records)
     header |= {"caught": caught, "scored": scored, "score": caught / max(scored, 1),
                "triage_right": right, "triage_counted": counted}
     args.out.mkdir(parents=True, exist_ok=True)

@@ -241,8 +241,9 @@ class Executed:
 
     @property
     def unit(self) -> str:
-        """The unit that executes it (model.isa.UNIT_OF); the controller's own for HALT."""
-        return UNIT_OF.get(Op(self.instr.op), "controller")
+        """The unit that executes it (model.isa.UNIT_OF); the controller's own for HALT and an
+        illegal opcode."""
+        return UNIT_OF.get(self.instr.op, "controller")
 
 
 @dataclass

@@ -51,8 +51,9 @@ PHASE_ENTRY = EntryLayout((*_STAMP, ("check", 1), ("pc", 16)))  # FETCH's first 
 HANG_UNITS = ("dma", "dma (paged)", "mat", "vec", "sm")
 
 
-class AxiProtocolError(AssertionError):
-    """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v)."""
+class AxiProtocolError(LocatedError):
+    """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v):
+    the memory interface's doing (mem_if.v, the chip's one AXI4 manager)."""
 
 
 class ChipHung(LocatedError):
@@ -87,6 +88,7 @@ class ChipBfm:
         self.profile = profile_of(cocotb.plusargs)
         self.stalls_before = MemStalls()  # the memory's delays when the run started
         self.run_began = RunStart()  # the last run's start: its time and each log's count
+        self.reset_ns = 0.0  # when the last reset ended
 
     async def power_up(self) -> None:
         """The state of a freshly built chip: a zero scratchpad, then a reset.
@@ -104,6 +106,7 @@ class ChipBfm:
             start_clock(self.dut)
             self._clock_started = True
         await reset(self.dut, idle={"start": 0})
+        self.reset_ns = get_sim_time(unit="ns")  # the protocol checker counts cycles from here
 
     async def run(self, max_cycles: int) -> None:
         """Pulse start and wait for done (at most max_cycles); reads nothing: the status is
@@ -190,9 +193,12 @@ class ChipBfm:
             channel = AxiChannel(known(self.dut.axi_first_channel.value, "axi_first_channel"))
             rule = AxiRule(known(self.dut.axi_first_rule.value, "axi_first_rule"))
             cycle = known(self.dut.axi_first_cycle.value, "axi_first_cycle")
+            point = FailurePoint(unit="mem_if", cycle=cycle,
+                                 time_ns=self.reset_ns + cycle * CLOCK_NS,
+                                 where=f"channel {channel.name}, rule {rule.name}")
             raise AxiProtocolError(f"AXI4 port: {violations} cycles break a rule; the first, "
                                    f"cycle {cycle} after reset: channel {channel.name}, rule "
-                                   f"{rule.name}")
+                                   f"{rule.name}", point)
 
     def read_status(self) -> ChipStatus:
         """The status ports and the counters bus (one read), unpacked by the model's layout.

@@ -21,7 +21,9 @@ POINT_FILE = "failure_point.json"
 class FailurePoint:
     """The first wrong thing a checker saw, as precisely as it could place it."""
 
-    unit: str | None = None  # the unit at fault: controller, dma, mat, vec, sm (model.isa.UNIT_OF)
+    # the unit at fault: controller, dma, mat, vec, sm (model.isa.UNIT_OF), or the module when a
+    # checker knows it (mem_if: the AXI4 port's rules; a block test's block)
+    unit: str | None = None
     pc: int | None = None  # the instruction's address, when a program ran
     instruction: str | None = None  # its listing: opcode and operands
     cycle: int | None = None  # within the run (0: the first FETCH cycle) or the block's command

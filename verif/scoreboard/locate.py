@@ -8,16 +8,17 @@ wrote), and the harness's logs are read (chip_harness.v: every scratchpad and ex
 the pc and cycle it happened in, and the first cycle of each instruction's FETCH and CHECK). In
 program order, the first instruction that
 
-1. wrote a different word, left one out, or wrote one the reference machine did not (scratchpad
+1. stopped with another error than the reference machine there (its CHECK: the controller's;
+   BAD_PAGE: the paged DMA's table phase), or
+2. wrote a different word, left one out, or wrote one the reference machine did not (scratchpad
    or external memory), or
-2. took other cycles than its cost formula gives (its FETCH and CHECK: the controller's; its
+3. took other cycles than its cost formula gives (its FETCH and CHECK: the controller's; its
    EXEC: its unit's), or was not the instruction the reference machine ran there,
 
 is the point: its pc and listing, its unit, the cycle (the run's, frozen cycles left out, as the
 reference machine counts) and the simulation time. With every instruction right, a wrong error
-code or counter is the controller's (it checks the instructions and keeps the counters), except
-an event counter that counts one unit's reported events (model.machine.EVENTS_FROM): then that
-unit's events are the first suspects.
+code or counter is the controller's (it checks the instructions and keeps the counters); an
+event counter's reporting units (model.machine.EVENTS_FROM) are named as the other suspects.
 """
 
 from __future__ import annotations
@@ -87,8 +88,10 @@ def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
     sram_from = -1 if logs.sram_complete or not logs.sram else logs.sram[0].pc
     fetches = [p for p in logs.phases if not p.check]
     checks = {p.pc: p for p in logs.phases if p.check}
+    expected = (int(reference.error), reference.error_pc)
     for index, executed in enumerate(trace):
         found = (_ran_other(executed, index, fetches)
+                 or _stopped_otherwise(executed, expected, error, checks)
                  or (executed.pc > sram_from
                      and _wrong_write(executed, "scratchpad", sram.get(executed.pc, {})))
                  or _wrong_write(executed, "external memory", ext.get(executed.pc, {}))
@@ -103,7 +106,6 @@ def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
                                     time_of(first.bus_cycle), where),
                        [f"the chip wrote word {first.address} at pc {first.pc}, an instruction "
                         "the reference machine never ran there: the controller's sequencing"])
-    expected = (int(reference.error), reference.error_pc)
     if error != expected:
         return _wrong_stop(expected, error, where)
     differing = differing_counters(reference.counters, counters) if counters else []
@@ -147,6 +149,21 @@ def _wrong_write(executed: Executed, memory: str, got: dict[int, LoggedWrite]):
     return None
 
 
+def _stopped_otherwise(executed: Executed, expected: tuple[int, int], got: tuple[int, int],
+                       checks: dict):
+    """The chip stopped at this instruction with another error than the reference machine
+    (or at all): its CHECK is the controller's; BAD_PAGE the paged DMA's table phase."""
+    if got == expected or executed.pc not in (got[1], expected[1]):
+        return None
+    code = ErrorCode(got[0]) if got[1] == executed.pc else ErrorCode.OK
+    want = ErrorCode(expected[0]) if expected[1] == executed.pc else ErrorCode.OK
+    unit = "dma" if ErrorCode.BAD_PAGE in (code, want) else "controller"
+    check = checks.get(executed.pc)
+    cycle = check.run_cycle if check else None
+    return (unit, cycle, check.bus_cycle if check else None,
+            f"the chip stopped here with {code.name}, the reference machine with {want.name}")
+
+
 def _wrong_cycles(executed: Executed, index: int, fetches: list[Phase], checks: dict):
     """FETCH + CHECK, then EXEC, against the formulas' cycles (the reference machine's)."""
     if index >= len(fetches) or executed.pc not in checks:
@@ -187,16 +204,12 @@ def _wrong_stop(expected: tuple[int, int], got: tuple[int, int], where: str) -> 
 
 
 def _counters_fault(trace: list[Executed], differing: list[str], where: str) -> Located:
-    """Every instruction wrote and took what it should: the counters that differ say whose
-    count is wrong, the controller's or that of the unit whose events it counts."""
-    ran = {e.unit for e in trace}
-    suspects = [[unit for unit in EVENTS_FROM[name] if unit in ran] for name in differing]
-    right = (f"every instruction ({len(trace)}) wrote the words and took the cycles of its "
-             f"formulas")
-    if differing and all(suspects):
-        unit = suspects[0][0]
-        return Located(FailurePoint(unit, None, None, None, None, where),
-                       [f"{right}: the counters that differ ({', '.join(differing)}) count the "
-                        f"events unit {unit} reports"])
+    """Every instruction wrote and took what it should: the counters that differ are the
+    controller's, which keeps them; an event counter's reporting units are named as well."""
+    reporters = sorted({unit for name in differing for unit in EVENTS_FROM[name]})
+    also = (f"; {', '.join(differing)} also count{'s' if len(differing) == 1 else ''} the "
+            f"events units {', '.join(reporters)} report" if reporters else "")
     return Located(FailurePoint("controller", None, None, None, None, where),
-                   [f"{right}: the counters that differ are the controller's (it keeps them)"])
+                   [f"every instruction ({len(trace)}) wrote the words and took the cycles of "
+                    f"its formulas: the counters that differ are the controller's (it keeps "
+                    f"them){also}"])

@@ -159,10 +159,20 @@ class Scoreboard(uvm_subscriber):
     def locate(self, item: ChipRunItem, observation: ChipObservation,
                writes: list[MemWrite]) -> Located:
         """The first wrong instruction, from the harness's logs (a point with no pc and no
-        cycle, the run's name only, when the harness keeps none)."""
+        cycle, the run's name only, when the harness keeps none). A locator that fails says
+        so in the report, which still raises the run's first difference."""
         bfm = self.cfg.bfm
         if not bfm.records:
             return Located(FailurePoint(where=item.where()), [])
+        try:
+            return self.locate_from_logs(item, observation, writes)
+        except Exception as error:  # the mismatch must still be reported
+            return Located(FailurePoint(where=item.where()),
+                           [f"not located: the locator failed ({type(error).__name__}: {error})"])
+
+    def locate_from_logs(self, item: ChipRunItem, observation: ChipObservation,
+                         writes: list[MemWrite]) -> Located:
+        bfm = self.cfg.bfm
         sram, phases, complete = bfm.run_logs()
         logs = ChipLogs(sram=[LoggedWrite(e["address"], e["data"], e["pc"], e["run_cycle"],
                                           e["bus_cycle"]) for e in sram],

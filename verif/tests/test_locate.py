@@ -56,14 +56,14 @@ def test_a_faithful_chip_leaves_only_the_counters_to_the_controller():
     assert "the counters that differ are the controller's" in found.lines[0]
 
 
-def test_an_event_counter_off_names_the_unit_that_reports_its_events():
+def test_a_counter_off_is_the_controllers_and_an_event_counter_names_its_reporters_too():
     result = machine.run(image(), trace=True)
     logs = logs_of(result.trace)
     found = located(logs, counters=replace(result.counters, sm_range=result.counters.sm_range + 1))
-    assert (found.point.unit, found.point.pc) == ("sm", None)
-    assert "the counters that differ (sm_range) count the events unit sm reports" in found.lines[0]
+    assert (found.point.unit, found.point.pc) == ("controller", None)
+    assert "sm_range also counts the events units sm report" in found.lines[0]
     found = located(logs, counters=replace(result.counters, mat=result.counters.mat - 1))
-    assert found.point.unit == "controller", "a cycle counter is the controller's own"
+    assert found.point.unit == "controller" and "also" not in found.lines[0]
 
 
 def test_a_wrong_matmul_word_is_the_matmuls_at_its_cycle_though_every_later_word_differs():
@@ -117,8 +117,18 @@ def test_a_write_under_a_pc_never_run_is_the_controllers_sequencing():
     assert (found.point.unit, found.point.pc, found.point.cycle) == ("controller", 400, 2)
 
 
+def test_a_stop_at_an_illegal_opcode_is_the_controllers_and_needs_no_opcode():
+    program = np.array(isa.assemble([isa.load(X, 0, 8), isa.halt()]), dtype=np.uint32)
+    program[4] = (program[4] & 0x00FFFFFF) | (66 << 24)  # the HALT's opcode: none of the ISA's
+    words = image()
+    words[: program.size] = program
+    trace = machine.run(words, trace=True).trace
+    assert trace[-1].unit == "controller" and trace[-1].pc == 4
+
+
 def test_a_wrong_error_code_is_the_controllers_checks():
     logs = logs_of(machine.run(image(), trace=True).trace)
     found = located(logs, error=(int(ErrorCode.ILLEGAL_OPCODE), 4))
     assert (found.point.unit, found.point.pc) == ("controller", 4)
-    assert "the chip stopped with ILLEGAL_OPCODE at pc 4" in found.lines[0]
+    assert "the chip stopped here with ILLEGAL_OPCODE, the reference machine with OK" \
+        in found.lines[0]

@@ -113,7 +113,8 @@ def axi_failure(cycle: int) -> str:
              "axi_first_rule": AxiRule.CROSSES_4K, "axi_first_cycle": cycle}
     dut = SimpleNamespace(**{name: SimpleNamespace(value=f"{int(value):b}")
                              for name, value in ports.items()})
-    return as_pytest_writes(raised_by(ChipBfm.check_protocol, SimpleNamespace(dut=dut)))
+    return as_pytest_writes(raised_by(ChipBfm.check_protocol,
+                                      SimpleNamespace(dut=dut, reset_ns=20.0)))
 
 
 def hung_failure(limit: int) -> str:

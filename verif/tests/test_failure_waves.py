@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from model.paths import REPO_ROOT, RTL_DIR
-from sim.fst import read_header
+from sim.fst import read_header, scope_variables
 from sim.runner import SimulationFailed, build, run_test
 from verif.env.failure_waves import (
     NO_TIME,
@@ -139,6 +139,9 @@ def assert_marked_at(record, time_ns: float) -> None:
     save = Path(record.save_file).read_text().splitlines()
     assert f"*-9.000000 {marker} {marker}" in save
     assert "chip_harness.u_chip.u_controller.pc_reg[16:0]" in save, "hw/gtkwave/chip.gtkw's"
+    harness = {line for line in save if line.startswith("chip_harness.") and line.count(".") == 1}
+    assert "chip_harness.run_cycle[31:0]" in harness, "the cycle the reports name"
+    assert harness <= set(scope_variables(record.waves, "chip_harness")), "names the FST lacks"
     assert marker <= read_header(record.waves).end
     assert f"marker_set failure {marker}" in Path(record.command_file).read_text().splitlines()
 

@@ -15,6 +15,7 @@ from verif.env.launch import chip_sources
 from verif.mutation.framework import REPO_ROOT, Mutant, apply
 
 CONTROLLER, REQUANT = "hw/rtl/controller.v", "hw/rtl/requant.v"
+DIVIDER = "hw/rtl/divu.v"
 VECTOR_UNIT = "hw/rtl/vector_unit.v"
 VADD_FAULT_ELEMENT = 5  # vadd_flips_one_element's element
 
@@ -43,6 +44,9 @@ RTL_MUTANTS = {m.name: m for m in (
            "negative block test)", "rtl"),
     Mutant("vector_done_never_rises", VECTOR_UNIT, "assign done         = last;",
            "assign done         = 1'b0;", "the vector unit never raises done", "rtl"),
+    Mutant("divider_quotient_off_by_one", DIVIDER, "assign quotient  = quo_reg;",
+           "assign quotient  = quo_reg ^ {{(DIV_W-1){1'b0}}, 1'b1};",
+           "the divider's quotient has bit 0 flipped (a datapath block's negative test)", "rtl"),
 )}
 
 

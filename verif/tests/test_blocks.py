@@ -36,6 +36,7 @@ checks that the point is exactly there.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -50,6 +51,7 @@ from sim.runner import (
     SimulationFailed,
     build,
     default_test_dir,
+    failure_stop_ns,
     rtl_sources,
     run_test,
 )
@@ -147,10 +149,13 @@ def test_block(block, sim, seed):
 
 def name_the_block(block: str, run_dir: Path) -> None:
     """A failing block test whose cocotb test placed no failure point (the datapath blocks
-    check values, not a command's writes) still names its unit (verif.kit.units): the report
-    points at the block it tested."""
+    check each vector as it comes out, and name the vector in their message) still names its
+    unit (verif.kit.units) and the cycle its check failed in: when the test stopped."""
     if read_point(run_dir) is None:
-        write_point(run_dir, FailurePoint(unit=unit_of_module(block), where=f"block {block}"))
+        stop_ns = failure_stop_ns(run_dir / "results.xml")
+        cycle = None if stop_ns is None else int(stop_ns // CLOCK_NS)
+        write_point(run_dir, FailurePoint(unit=unit_of_module(block), cycle=cycle,
+                                          time_ns=stop_ns, where=f"block {block}"))
 
 
 @pytest.mark.sim
@@ -177,6 +182,27 @@ def broken_vector_unit(mutant: str, tmp_path: Path, seed: int) -> tuple[FailureP
     failure = ET.parse(run_dir / "results.xml").find(".//testcase/failure")
     assert failure is not None and failure.get("type") == "LocatedError", failure
     return point, failure.get("message", "")
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(120)
+def test_a_broken_datapath_block_names_its_unit_the_cycle_and_the_vector(tmp_path, seed):
+    """The divider's quotient is off by one (divider_quotient_off_by_one): its block test fails
+    at its first vector's done, and the point names the softmax unit (the divider's) and the
+    cycle the check failed in; the message names the operands."""
+    toplevel, sources, parameters, module, testcase = BLOCKS["divu"]
+    broken = make_broken_block(RTL_MUTANTS["divider_quotient_off_by_one"], sources, tmp_path)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SimulationFailed):
+        run_test(build("icarus", toplevel, broken, parameters=parameters), module,
+                 testcase=testcase, seed=seed, test_dir=run_dir)
+    name_the_block("divu", run_dir)
+    point = read_point(run_dir)
+    stop_ns = failure_stop_ns(run_dir / "results.xml")
+    assert (point.unit, point.where, point.time_ns) == ("sm", "block divu", stop_ns)
+    assert point.cycle == stop_ns // CLOCK_NS and point.cycle > 32, "after a division's cycles"
+    message = ET.parse(run_dir / "results.xml").find(".//testcase/failure").get("message", "")
+    assert re.search(r"\d+ / \d+: want \(\d+, \d+\), got \(\d+, \d+\)", message), message
 
 
 @pytest.mark.sim

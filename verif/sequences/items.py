@@ -55,8 +55,9 @@ class StepItem(ChipRunItem):
     """One decode or serving step: its program for B requests and their inputs."""
 
     def __init__(self, name: str, label: str, step: int, inputs: StepInputs,
-                 window: int | None = None, page_size: int = 0):
+                 window: int | None = None, page_size: int = 0, serving: bool = False):
         super().__init__(name)
+        self.serving = serving  # a serving run's step: a report names its requests, even one
         self.label = label  # the decode's or the serving run's label
         self.step = step  # 1-based
         self.inputs = inputs
@@ -106,7 +107,7 @@ class StepItem(ChipRunItem):
 
     def where(self) -> str:
         contexts = list(self.inputs.contexts)
-        if self.batch == 1:
+        if self.batch == 1 and not self.serving:
             return f"{self.label} step {self.step} (context {contexts[0]})"
         slots = ", ".join(f"r{slot} = request {r.rid} at context {r.plan.context}"
                           for slot, r in enumerate(self.inputs.requests))

@@ -46,7 +46,8 @@ class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _v
             self.host_words.append(prepared.words_written)
             results = []
             if plan.requests:
-                item = StepItem(f"serve{plan.step}", self.spec.label(), plan.step + 1, plan)
+                item = StepItem(f"serve{plan.step}", self.spec.label(), plan.step + 1, plan,
+                                serving=True)
                 response = await send(self.chip_sqr, item, want_response=True)
                 self.responses.append(response)
                 results = response.results

@@ -10,12 +10,14 @@ runs (verif/tests/test_decode.py's negative tests) check the same on broken RTL.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
 from model import isa, machine
 from model.isa import ErrorCode
 from verif.scoreboard.locate import ChipLogs, LoggedWrite, Phase, locate
+from verif.sequences.items import StepItem
 
 X, W, OUT = 64, 80, 120  # external words: the input vectors, the weights, the results
 PROGRAM = [isa.load(X, 0, 8), isa.load(W, 8, 16), isa.matmul(0, 8, 32, 2, 4, 2, mult=1 << 30,
@@ -132,3 +134,20 @@ def test_a_wrong_error_code_is_the_controllers_checks():
     assert (found.point.unit, found.point.pc) == ("controller", 4)
     assert "the chip stopped here with ILLEGAL_OPCODE, the reference machine with OK" \
         in found.lines[0]
+
+
+def step_item(contexts: dict[str, int], serving: bool) -> StepItem:
+    """A step of these requests (id: context); only what a report reads of its inputs."""
+    requests = [SimpleNamespace(rid=rid, plan=SimpleNamespace(context=c))
+                for rid, c in contexts.items()]
+    inputs = SimpleNamespace(program=SimpleNamespace(batch=len(requests)), requests=requests,
+                             contexts=tuple(contexts.values()))
+    return StepItem("serve3", "serving B=8", 4, inputs, serving=serving)
+
+
+def test_a_report_names_each_slots_request_and_context():
+    assert step_item({"a": 5, "b": 9}, serving=True).where() == (
+        "serving B=8 step 4 (batch of 2: r0 = request a at context 5, r1 = request b at context 9)")
+    assert step_item({"a": 5}, serving=True).where() == (
+        "serving B=8 step 4 (batch of 1: r0 = request a at context 5)")
+    assert step_item({"a": 5}, serving=False).where() == "serving B=8 step 4 (context 5)"

@@ -16,8 +16,16 @@ import numpy as np
 from verif.kit.write_log import Write, final_writes
 
 # The label of the line a report names its first difference on ("  first difference: ..."):
-# the scoreboard writes it, triage picks that line out (verif/regress/failure_groups.py).
+# the scoreboard writes it; `first_error` picks that line out for the failure groups
+# (verif/regress/failure_groups.py) and the mutation run's records.
 FIRST_DIFFERENCE = "first difference"
+
+
+def first_error(message: str) -> str:
+    """The line that says what went wrong: the first difference, else the first line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    telling = [line for line in lines if line.startswith(f"{FIRST_DIFFERENCE}:")]
+    return (telling or lines or ["(no message)"])[0]
 
 
 def unnamed(address: int) -> str:

@@ -57,10 +57,10 @@ from model.paths import OUT, REPO_ROOT
 from sim.runner import locked
 from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.kit import units
+from verif.kit.compare import first_error
 from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
-from verif.regress.failure_groups import first_error
 
 MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
 FOLDERS = ("hw", "model", "sim", "verif", "scripts", "conftest.py", "pytest.ini")

@@ -8,10 +8,10 @@ does the same for a JUnit file's failures, so every path of `make regress` (xdis
 merge of shards) groups them alike: the JUnit <failure>/<error> element is the one record all
 of them write.
 
-The first error (`first_error`) is the line of the failure message that says what went wrong:
-the scoreboard's "first difference:" line when the message has one (its first line only names
-the run, "scoreboard: <decode> step 2 (context 2) differs from the reference machine"), else
-the message's first line (the exception and its text, as pytest writes it:
+The first error (`verif.kit.compare.first_error`) is the line of the failure message that
+says what went wrong: the scoreboard's "first difference:" line when the message has one (its
+first line only names the run, "scoreboard: <decode> step 2 (context 2) differs from the
+reference machine"), else the message's first line (the exception and its text, as pytest writes it:
 "sim.runner.SimulationFailed: watchdog: ...", "AssertionError: ...",
 'failed on setup with "..."').
 
@@ -44,8 +44,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-from verif.kit.compare import FIRST_DIFFERENCE
 
 GROUPS_SUFFIX = ".groups.json"  # beside the JUnit file: out/junit/<suite>.groups.json
 SIGNATURE_WIDTH = 72  # characters of a signature the summary table shows
@@ -100,13 +98,6 @@ def failure_message(case: ET.Element) -> str:
     text = element.text or ""
     raised = [line[1:] for line in text.splitlines() if line.startswith("E ")]
     return "\n".join(raised) or text
-
-
-def first_error(message: str) -> str:
-    """The line that says what went wrong: the first difference, else the first line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    telling = [line for line in lines if line.startswith(f"{FIRST_DIFFERENCE}:")]
-    return (telling or lines or ["(no message)"])[0]
 
 
 def signature(error: str) -> str:

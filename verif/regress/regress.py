@@ -50,10 +50,10 @@ from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
 from verif.coverage.report import merge_files, to_markdown
 from verif.env.run_record import RESULT_FILE, read_result
+from verif.kit.compare import first_error
 from verif.regress.failure_groups import (
     FailedTest,
     failure_message,
-    first_error,
     group_failures,
     groups_file,
     summary_lines,

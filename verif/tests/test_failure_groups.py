@@ -42,14 +42,13 @@ from sim.runner import SimulationFailed
 from sim.runner import rerun_command as sim_rerun_command
 from verif.env.config import EnvConfig
 from verif.kit.bfm import ChipBfm
-from verif.kit.compare import first_memory_difference, first_write_difference
+from verif.kit.compare import first_error, first_memory_difference, first_write_difference
 from verif.kit.failure_point import FailurePoint
 from verif.kit.memory import known
 from verif.regress import regress
 from verif.regress.failure_groups import (
     FailedTest,
     failure_message,
-    first_error,
     group_failures,
     groups_file,
     signature,

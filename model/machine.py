@@ -185,24 +185,26 @@ _OPS = next(f for f in COUNTER_FIELDS if f.per_opcode)
 
 def differing_counters(expected: Counters, got: Counters) -> list[str]:
     """The names of the counters that differ, in hw/ISA.md's order."""
-    differing = []
-    for name, want in expected.as_dict().items():
-        have = getattr(got, name)
-        if want != (list(have) if isinstance(want, list) else have):
-            differing.append(name)
-    return differing
+    return [f.name for f in fields(Counters)
+            if _counted(expected, f.name) != _counted(got, f.name)]
+
+
+def _counted(counters: Counters, name: str) -> int | tuple[int, ...]:
+    """A counter's value; a per-opcode one as a tuple, however it was made."""
+    value = getattr(counters, name)
+    return tuple(value) if isinstance(value, list) else value
 
 
 def counter_differences(expected: Counters, got: Counters) -> list[str]:
     """One line per counter that differs, in hw/ISA.md's order; a per-opcode counter gives
     one line per differing opcode, named by it: 'counter ops[MATMUL]: expected 4, got 3'."""
     lines = []
-    for name, want in expected.as_dict().items():
-        have = getattr(got, name)
-        if isinstance(want, list):
+    for name in differing_counters(expected, got):
+        want, have = _counted(expected, name), _counted(got, name)
+        if isinstance(want, tuple):
             lines += [f"counter {name}[{_opcode_name(i)}]: expected {w}, got {h}"
                       for i, (w, h) in enumerate(zip(want, have, strict=True)) if w != h]
-        elif want != have:
+        else:
             lines.append(f"counter {name}: expected {want}, got {have}")
     return lines
 

@@ -45,7 +45,8 @@ WATCHDOG_MAX = 2**32 - 1  # watchdog_limit's width
 # chip_harness.v's logs: each entry stamped with the run's cycle, counted with the cycles frozen
 # on memory (bus_cycle) and without (run_cycle), and the controller's pc
 _STAMP = (("bus_cycle", 32), ("run_cycle", 32))
-WRITE_ENTRY = EntryLayout((*_STAMP, ("pc", 16), ("address", 16), ("data", 32)))
+WRITE_STAMP = EntryLayout((*_STAMP, ("pc", 16)))  # a write entry's bits before its address
+WRITE_ENTRY = EntryLayout((*WRITE_STAMP.fields, ("address", 16), ("data", 32)))
 PHASE_ENTRY = EntryLayout((*_STAMP, ("check", 1), ("pc", 16)))  # FETCH's first cycle, or CHECK
 # hang_units' bits, top first: the unit the controller selected
 HANG_UNITS = ("dma", "dma (paged)", "mat", "vec", "sm")
@@ -140,16 +141,16 @@ class ChipBfm:
         """The simulation time at which the last run's bus cycle ``bus_cycle`` begins."""
         return self.run_began.time_ns + bus_cycle * CLOCK_NS
 
-    def run_logs(self) -> tuple[list[dict[str, int]], list[dict[str, int]], bool]:
-        """The last run's scratchpad writes and instruction phases (the harness's logs, as
-        fields), and whether the scratchpad's ring still held all of the run's writes."""
+    def run_logs(self) -> tuple[list[str], list[str], bool]:
+        """The last run's scratchpad writes (WRITE_ENTRY) and instruction phases
+        (PHASE_ENTRY), as the harness's logs hold them, and whether the scratchpad's ring
+        still held all of the run's writes."""
         logs = []
         for log, first in ((self.sram_writes, self.run_began.sram_writes),
                            (self.phases, self.run_began.phases)):
             last = log.count()
             kept = log.kept(first, last)
-            logs.append(([log.layout.values(e) for e in log.read(kept, last - kept)],
-                         kept == first))
+            logs.append((log.read(kept, last - kept), kept == first))
         (sram, complete), (phases, _) = logs
         return sram, phases, complete
 

@@ -29,18 +29,8 @@ from dataclasses import dataclass
 from model import machine
 from model.isa import ChipConfig, ErrorCode
 from model.machine import EVENTS_FROM, Counters, Executed, differing_counters
+from verif.agents.chip.write_monitor import MemWrite
 from verif.kit.failure_point import FailurePoint
-
-
-@dataclass(frozen=True)
-class LoggedWrite:
-    """One write from a harness log: where, what, and when (run and bus cycles), under which pc."""
-
-    address: int
-    value: int
-    pc: int
-    run_cycle: int
-    bus_cycle: int
 
 
 @dataclass(frozen=True)
@@ -52,13 +42,19 @@ class Phase:
     run_cycle: int
     bus_cycle: int
 
+    @classmethod
+    def of(cls, fields: dict[str, int]) -> Phase:
+        """From a phase entry's fields (the harness's log: bfm.PHASE_ENTRY)."""
+        return cls(fields["pc"], bool(fields["check"]), fields["run_cycle"], fields["bus_cycle"])
+
 
 @dataclass(frozen=True)
 class ChipLogs:
-    """What the chip did in the run: its writes and its instructions' phases (the harness's)."""
+    """What the chip did in the run: its writes, stamped with their pc and cycles, and its
+    instructions' phases (the harness's logs)."""
 
-    sram: list[LoggedWrite]
-    ext: list[LoggedWrite]
+    sram: list[MemWrite]
+    ext: list[MemWrite]
     phases: list[Phase]
     sram_complete: bool = True  # False: the ring lost the run's first scratchpad writes
 
@@ -112,9 +108,9 @@ def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
     return _counters_fault(trace, differing, where)
 
 
-def _by_pc(writes: Iterable[LoggedWrite]) -> dict[int, dict[int, LoggedWrite]]:
+def _by_pc(writes: Iterable[MemWrite]) -> dict[int, dict[int, MemWrite]]:
     """Each pc's writes: address -> the last write there (its final value)."""
-    grouped: dict[int, dict[int, LoggedWrite]] = {}
+    grouped: dict[int, dict[int, MemWrite]] = {}
     for write in writes:
         grouped.setdefault(write.pc, {})[write.address] = write
     return grouped
@@ -129,7 +125,7 @@ def _ran_other(executed: Executed, index: int, fetches: list[Phase]):
     return None
 
 
-def _wrong_write(executed: Executed, memory: str, got: dict[int, LoggedWrite]):
+def _wrong_write(executed: Executed, memory: str, got: dict[int, MemWrite]):
     """The first differing word this instruction wrote to one memory, in the chip's order."""
     want = executed.sram if memory == "scratchpad" else executed.ext
     for write in sorted(got.values(), key=lambda w: w.bus_cycle):

@@ -28,10 +28,11 @@ from model import machine
 from model.compiler.layout import Layout
 from model.machine import counter_differences
 from verif.agents.chip.monitor import ChipObservation
-from verif.agents.chip.write_monitor import MemWrite, final_values, unknown_write
+from verif.agents.chip.write_monitor import MemWrite, final_values, logged_write, unknown_write
 from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.profiling import PROFILE
 from verif.env.run_record import CheckedStep
+from verif.kit.bfm import PHASE_ENTRY
 from verif.kit.compare import (
     FIRST_DIFFERENCE,
     first_memory_difference,
@@ -39,7 +40,7 @@ from verif.kit.compare import (
 )
 from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.memory import UnknownValue
-from verif.scoreboard.locate import ChipLogs, Located, LoggedWrite, Phase, locate
+from verif.scoreboard.locate import ChipLogs, Located, Phase, locate
 from verif.sequences.items import ChipRunItem, StepItem
 
 
@@ -174,12 +175,8 @@ class Scoreboard(uvm_subscriber):
                          writes: list[MemWrite]) -> Located:
         bfm = self.cfg.bfm
         sram, phases, complete = bfm.run_logs()
-        logs = ChipLogs(sram=[LoggedWrite(e["address"], e["data"], e["pc"], e["run_cycle"],
-                                          e["bus_cycle"]) for e in sram],
-                        ext=[LoggedWrite(w.address, w.value, w.pc, w.run_cycle, w.bus_cycle)
-                             for w in writes],
-                        phases=[Phase(e["pc"], bool(e["check"]), e["run_cycle"], e["bus_cycle"])
-                                for e in phases],
+        logs = ChipLogs(sram=[logged_write(entry) for entry in sram], ext=writes,
+                        phases=[Phase.of(PHASE_ENTRY.values(entry)) for entry in phases],
                         sram_complete=complete)
         status = observation.status
         return locate(item.image(), self.cfg.chip, logs, (status.error, status.error_pc),

@@ -16,7 +16,8 @@ import numpy as np
 
 from model import isa, machine
 from model.isa import ErrorCode
-from verif.scoreboard.locate import ChipLogs, LoggedWrite, Phase, locate
+from verif.agents.chip.write_monitor import MemWrite
+from verif.scoreboard.locate import ChipLogs, Phase, locate
 from verif.sequences.items import StepItem
 
 X, W, OUT = 64, 80, 120  # external words: the input vectors, the weights, the results
@@ -34,15 +35,20 @@ def image() -> np.ndarray:
     return words
 
 
+def written(address: int, value: int, pc: int, run_cycle: int, bus_cycle: int) -> MemWrite:
+    """A write as the harness's log stamps it (bfm.WRITE_STAMP: bus cycle, run cycle, pc)."""
+    return MemWrite(address, value, stamp=f"{bus_cycle:032b}{run_cycle:032b}{pc:016b}")
+
+
 def logs_of(trace: list[machine.Executed]) -> ChipLogs:
     """The logs of a chip that did what the trace says: writes in EXEC order, one a cycle."""
     sram, ext, phases = [], [], []
     for e in trace:
         phases += [Phase(e.pc, False, e.start, e.start), Phase(e.pc, True, e.exec_start - 1,
                                                                e.exec_start - 1)]
-        for kind, written in ((sram, e.sram), (ext, e.ext)):
-            kind += [LoggedWrite(a, v, e.pc, e.exec_start + i, e.exec_start + i)
-                     for i, (a, v) in enumerate(written.items())]
+        for kind, words in ((sram, e.sram), (ext, e.ext)):
+            kind += [written(a, v, e.pc, e.exec_start + i, e.exec_start + i)
+                     for i, (a, v) in enumerate(words.items())]
     return ChipLogs(sram, ext, phases)
 
 
@@ -108,14 +114,14 @@ def test_a_missing_store_word_and_a_stray_one():
     found = located(replace(logs, ext=logs.ext[:-1]))
     assert (found.point.unit, found.point.pc) == ("dma", st.pc)
     assert f"missing write: external memory word {OUT + 3}" in found.lines[0]
-    stray = LoggedWrite(OUT + 4, 5, st.pc, st.end - 1, st.end - 1)
+    stray = written(OUT + 4, 5, st.pc, st.end - 1, st.end - 1)
     found = located(replace(logs, ext=[*logs.ext, stray]))
     assert found.point.unit == "dma" and "stray write: external memory word 124" in found.lines[0]
 
 
 def test_a_write_under_a_pc_never_run_is_the_controllers_sequencing():
     logs = logs_of(machine.run(image(), trace=True).trace)
-    found = located(replace(logs, sram=[*logs.sram, LoggedWrite(3, 1, 400, 2, 2)]))
+    found = located(replace(logs, sram=[*logs.sram, written(3, 1, 400, 2, 2)]))
     assert (found.point.unit, found.point.pc, found.point.cycle) == ("controller", 400, 2)
 
 

@@ -33,20 +33,43 @@ from pyuvm import ConfigDB, uvm_analysis_port, uvm_monitor
 from verif.env.config import CFG_KEY, EnvConfig
 from verif.env.failures import recording_failures
 from verif.env.profiling import PROFILE
+from verif.kit.bfm import WRITE_ENTRY, WRITE_STAMP
 
 MEM_BUS = "mem"  # chip_harness's memory port: mem_req, mem_we, mem_addr, mem_wdata
+ADDRESS_BITS = dict(WRITE_ENTRY.fields)["address"]  # a logged write's address field
 
 
 @dataclass(frozen=True)
 class MemWrite:
-    """One word written on the memory port, as seen on the bus."""
+    """One word written on the memory port, as seen on the bus.
+
+    From the harness's log it also keeps ``stamp``, the entry's bits before the address
+    (bfm.WRITE_STAMP): when it was written and under which pc. Only a failed run's locator
+    reads them (`pc`, `run_cycle`, `bus_cycle`), so they are decoded then, not per write.
+    """
 
     address: int
     value: int  # uint32
     unknown: str | None = None  # the address or data held X or Z (Icarus only): which, and how
-    pc: int | None = None  # the instruction the controller was running (from the harness's log)
-    run_cycle: int | None = None  # the cycle of the run, frozen cycles left out
-    bus_cycle: int | None = None  # the cycle of the run, frozen cycles counted
+    stamp: str = ""  # bfm.WRITE_STAMP's bits; empty off the bus
+
+    @property
+    def pc(self) -> int | None:
+        """The instruction the controller was running."""
+        return self._stamped("pc")
+
+    @property
+    def run_cycle(self) -> int | None:
+        """The cycle of the run, frozen cycles left out."""
+        return self._stamped("run_cycle")
+
+    @property
+    def bus_cycle(self) -> int | None:
+        """The cycle of the run, frozen cycles counted."""
+        return self._stamped("bus_cycle")
+
+    def _stamped(self, name: str) -> int | None:
+        return WRITE_STAMP.values(self.stamp, "write stamp")[name] if self.stamp else None
 
     def __str__(self) -> str:
         if self.unknown:
@@ -85,23 +108,26 @@ class ExtWriteBusMonitor(BusMonitor):
                         self._recv(self._sample())
 
     def _sample(self) -> MemWrite:
-        return write_of({"address": str(self.bus.addr.value), "data": str(self.bus.wdata.value)})
+        return write_of(str(self.bus.addr.value), str(self.bus.wdata.value))
 
 
 class WriteLogOverflow(AssertionError):
     """More writes in one run than the harness's log keeps: they cannot all be checked."""
 
 
-def write_of(fields: dict[str, str]) -> MemWrite:
-    """A MemWrite from a write's fields as binary strings (bfm.WRITE_ENTRY's, or only address
-    and data off the bus); an X or Z in the address or data makes it unknown."""
-    address, data = fields["address"], fields["data"]
+def write_of(address: str, data: str, stamp: str = "") -> MemWrite:
+    """A MemWrite from the binary strings of the address and the data (and the log entry's
+    stamp); an X or Z in the address or data makes it unknown."""
     try:
-        stamp = {name: int(fields[name], 2) for name in ("pc", "run_cycle", "bus_cycle")
-                 if name in fields}
-        return MemWrite(int(address, 2), int(data, 2), **stamp)
+        return MemWrite(int(address, 2), int(data, 2), stamp=stamp)
     except ValueError:
         return MemWrite(0, 0, unknown=f"mem_addr {address}, mem_wdata {data}")
+
+
+def logged_write(entry: str) -> MemWrite:
+    """A MemWrite from one entry of the harness's write log (bfm.WRITE_ENTRY)."""
+    at = WRITE_STAMP.bits
+    return write_of(entry[at:at + ADDRESS_BITS], entry[at + ADDRESS_BITS:], entry[:at])
 
 
 class ExtWriteMonitor(uvm_monitor):
@@ -146,8 +172,7 @@ class ExtWriteMonitor(uvm_monitor):
                     f"write monitor: the chip wrote {new} words since the last run ended, more "
                     f"than the harness's log keeps ({log.depth}): they cannot all be checked"
                     f"\n{self.cfg.where()}")
-            writes = [write_of(log.layout.split(entry))
-                      for entry in log.read(self.published, new)]
+            writes = [logged_write(entry) for entry in log.read(self.published, new)]
             self.published = count
         for write in writes:
             self.ap.write(write)

@@ -179,7 +179,19 @@ def _counter_lines() -> list[str]:
                   _define(macro, f"{field.lsb + field.bits - 1}:{field.lsb}")]
         if field.per_opcode:
             lines.append(_define(f"{macro}_COUNT_W", field.width))
-    return lines
+    return lines + _counters_bus_lines()
+
+
+def _counters_bus_lines() -> list[str]:
+    """The bus as one concatenation of the controller's registers, each named after its
+    counter: assigned in one piece, a count costs Icarus one copy of the bus, where a bus of
+    part-select drivers cost it a strength-resolving copy of every bit at every level."""
+    fields = sorted(COUNTER_FIELDS, key=lambda field: field.lsb, reverse=True)
+    covered = [bit for field in fields for bit in range(field.lsb, field.lsb + field.bits)]
+    assert sorted(covered) == list(range(COUNTERS_W)), "the counter fields must tile the bus"
+    registers = ", ".join(field.hw_name for field in fields)
+    return ["// the whole bus from the controller's registers (named as the counters), high first",
+            _define("COUNTERS_BUS", f"{{{registers}}}")]
 
 
 def render_header() -> str:

@@ -140,5 +140,7 @@
 `define CNT_WAIT_W               32
 `define CNT_WAIT_LSB             488
 `define CNT_WAIT                 519:488
+// the whole bus from the controller's registers (named as the counters), high first
+`define COUNTERS_BUS             {cnt_wait, ev_pt_words, ev_sm_range, ev_sm_max_len, ev_dma_words, ev_ops, ev_sat, ev_instr, cnt_sm, cnt_vec, cnt_mat, cnt_dma, cnt_total}
 
 `endif

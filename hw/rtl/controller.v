@@ -4,7 +4,7 @@
 // (hw/ISA.md, "Counters"): the cycle counters from its own state and unit selects, the event
 // counters from what it checks and from the events the units report. Each counter is a register
 // of its own (cnt_total .. ev_sm_range, as in hw/ISA.md), brought out at its place in the one
-// `counters` bus that chip_defs.vh lays out.
+// `counters` bus that chip_defs.vh lays out (its COUNTERS_BUS names the registers).
 //
 // Per instruction (hw/ISA.md, "Cycle costs"):
 //   FETCH  cycle 0 commands a read stream of the four words pc .. pc+3 from the memory
@@ -360,21 +360,7 @@ reg [`EV_SM_RANGE_W-1:0]   ev_sm_range;
 reg [`EV_PT_WORDS_W-1:0]   ev_pt_words;
 reg [`CNT_WAIT_W-1:0]      cnt_wait;
 
-assign counters[`CNT_TOTAL]     = cnt_total;
-assign counters[`CNT_DMA]       = cnt_dma;
-assign counters[`CNT_MAT]       = cnt_mat;
-assign counters[`CNT_VEC]       = cnt_vec;
-assign counters[`CNT_SM]        = cnt_sm;
-assign counters[`EV_INSTR]      = ev_instr;
-assign counters[`EV_SAT]        = ev_sat;
-assign counters[`EV_OPS]        = ev_ops;
-assign counters[`EV_DMA_WORDS]  = ev_dma_words;
-assign counters[`EV_SM_MAX_LEN] = ev_sm_max_len;
-assign counters[`EV_SM_RANGE]   = ev_sm_range;
-assign counters[`EV_PT_WORDS]   = ev_pt_words;
-assign counters[`CNT_WAIT]      = cnt_wait;
-
-integer op;    // ev_ops: the opcode whose count is updated
+assign counters = `COUNTERS_BUS;    // every register at its place (chip_defs.vh)
 
 always @(posedge clk) begin
     if (rst || starting) begin
@@ -413,11 +399,9 @@ always @(posedge clk) begin
         if (passes) begin
             ev_instr <= ev_instr + 1'b1;
         end
-        for (op = 0; op < `N_OPCODES; op = op + 1) begin
-            if (passes && (opcode == op[`OPCODE_W-1:0])) begin
-                ev_ops[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W] <=
-                    ev_ops[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W] + 1'b1;
-            end
+        if (passes) begin
+            ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] <=
+                ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] + 1'b1;
         end
         if (sat_event) begin
             ev_sat <= ev_sat + 1'b1;

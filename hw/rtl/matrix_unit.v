@@ -49,7 +49,6 @@ module matrix_unit #(
 );
 
 localparam KAW = $clog2(K_MAX);              // tile buffer address width
-localparam NN  = ARRAY_N * ARRAY_N;          // processing elements
 localparam [15:0] N16 = ARRAY_N[15:0];        // ARRAY_N, as a 16-bit operand
 
 localparam [2:0] S_IDLE     = 3'd0;
@@ -290,9 +289,10 @@ end
 // tile buffers and the systolic array
 
 wire                 comp = (state_reg == S_COMP);
+wire [15:0]          acc_idx = {8'd0, wr_r_reg} * N16 + {8'd0, wr_col_reg};    // written now
+wire [31:0]          acc_sel;    // its accumulator
 wire [8*ARRAY_N-1:0] a_feed;     // the array's row inputs this beat
 wire [8*ARRAY_N-1:0] b_feed;     // the array's column inputs this beat
-wire [32*NN-1:0]     acc_all;    // the accumulators
 
 genvar r;
 generate
@@ -341,30 +341,18 @@ endgenerate
 systolic_array #(
     .ARRAY_N (ARRAY_N)
 ) u_array (
-    .clk   (clk),
-    .rst   (rst),
-    .clear (comp && (beat_reg == 16'd0)),
-    .en    (comp && (beat_reg != 16'd0)),
-    .a_in  (a_feed),
-    .b_in  (b_feed),
-    .acc   (acc_all)
+    .clk     (clk),
+    .rst     (rst),
+    .clear   (comp && (beat_reg == 16'd0)),
+    .en      (comp && (beat_reg != 16'd0)),
+    .a_in    (a_feed),
+    .b_in    (b_feed),
+    .acc_idx (acc_idx),
+    .acc_rd  (acc_sel)
 );
 
 // ---------------------------------------------------------------------------------------------
 // write-back
-
-wire [15:0] acc_idx = {8'd0, wr_r_reg} * N16 + {8'd0, wr_col_reg};
-reg  [31:0] acc_sel;
-integer p;
-
-always @* begin
-    acc_sel = 32'd0;
-    for (p = 0; p < NN; p = p + 1) begin
-        if (acc_idx == p[15:0]) begin
-            acc_sel = acc_all[32*p +: 32];
-        end
-    end
-end
 
 wire [7:0] rq_y;
 wire       rq_sat;

@@ -3,37 +3,45 @@
 // systolic_array: ARRAY_N x ARRAY_N output-stationary int8 processing elements.
 //
 // Row i's operand enters PE(i, 0) on a_in[8*i +: 8] and moves right; column j's operand enters
-// PE(0, j) on b_in[8*j +: 8] and moves down; PE(i, j) keeps acc[i][j]. The caller skews the
+// PE(0, j) on b_in[8*j +: 8] and moves down; PE(i, j) keeps acc[i][j], read on acc_rd when
+// acc_idx = i*ARRAY_N + j (combinational: the same cycle). The caller skews the
 // inputs: feeding A[i][t] to row i and B[t][j] to column j in beat t + i (resp. t + j) makes
 // PE(i, j) add A[i][t] * B[t][j] in beat t + i + j, so k beats of input and 2*ARRAY_N - 2 beats
 // of zeros to drain leave every accumulator complete.
+//
+// The operands move through arrays of 8-bit links and the accumulators stay one net each: a wide
+// bus assembled from PE ports (a_link[8*k +: 8], acc[32*p +: 32]) would cost Icarus a
+// strength-resolving copy of the whole bus for every PE's every beat, a fifth of a run.
 module systolic_array #(
     parameter ARRAY_N = `ARRAY_N_DEFAULT    // rows and columns of processing elements
 ) (
-    input  wire                         clk,
-    input  wire                         rst,
-    input  wire                         clear,    // zero every accumulator (one cycle)
-    input  wire                         en,       // one beat
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 clear,      // zero every accumulator (one cycle)
+    input  wire                 en,         // one beat
 
-    input  wire [8*ARRAY_N-1:0]         a_in,     // row i at [8*i +: 8], int8
-    input  wire [8*ARRAY_N-1:0]         b_in,     // column j at [8*j +: 8], int8
-    output wire [32*ARRAY_N*ARRAY_N-1:0] acc      // acc[i][j] at [32*(i*ARRAY_N + j) +: 32]
+    input  wire [8*ARRAY_N-1:0] a_in,       // row i at [8*i +: 8], int8
+    input  wire [8*ARRAY_N-1:0] b_in,       // column j at [8*j +: 8], int8
+    input  wire [15:0]          acc_idx,    // i*ARRAY_N + j
+    output wire [31:0]          acc_rd      // acc[i][j]; 0 when acc_idx >= ARRAY_N*ARRAY_N
 );
+
+localparam NN = ARRAY_N * ARRAY_N;
+localparam IW = (NN > 1) ? $clog2(NN) : 1;    // the bits of acc_idx that pick a PE
 
 initial begin
     `CHECK_RANGE("ARRAY_N", ARRAY_N, `ARRAY_N_LO, `ARRAY_N_HI)
 end
 
-// a_link[i][j] (at [8*(i*(ARRAY_N+1) + j) +: 8]) enters PE(i, j) from the left;
-// b_link[i][j] (at [8*(i*ARRAY_N + j) +: 8]) enters PE(i, j) from above.
-wire [8*ARRAY_N*(ARRAY_N+1)-1:0] a_link;
-wire [8*(ARRAY_N+1)*ARRAY_N-1:0] b_link;
+wire [7:0]  a_link [0:ARRAY_N*(ARRAY_N+1)-1];    // into PE(i, j) at i*(ARRAY_N+1) + j
+wire [7:0]  b_link [0:(ARRAY_N+1)*ARRAY_N-1];    // into PE(i, j) at i*ARRAY_N + j
+wire [31:0] acc    [0:NN-1];                     // PE(i, j)'s at i*ARRAY_N + j
 
 genvar i, j;
 generate
     for (i = 0; i < ARRAY_N; i = i + 1) begin : g_edge
-        assign a_link[8*(i*(ARRAY_N+1)) +: 8] = a_in[8*i +: 8];
-        assign b_link[8*i +: 8]               = b_in[8*i +: 8];
+        assign a_link[i*(ARRAY_N+1)] = a_in[8*i +: 8];
+        assign b_link[i]             = b_in[8*i +: 8];
     end
 
     for (i = 0; i < ARRAY_N; i = i + 1) begin : g_row
@@ -43,24 +51,18 @@ generate
                 .rst   (rst),
                 .clear (clear),
                 .en    (en),
-                .a_in  (a_link[8*(i*(ARRAY_N+1) + j) +: 8]),
-                .b_in  (b_link[8*(i*ARRAY_N + j) +: 8]),
-                .a_out (a_link[8*(i*(ARRAY_N+1) + j + 1) +: 8]),
-                .b_out (b_link[8*((i+1)*ARRAY_N + j) +: 8]),
-                .acc   (acc[32*(i*ARRAY_N + j) +: 32])
+                .a_in  (a_link[i*(ARRAY_N+1) + j]),
+                .b_in  (b_link[i*ARRAY_N + j]),
+                .a_out (a_link[i*(ARRAY_N+1) + j + 1]),
+                .b_out (b_link[(i+1)*ARRAY_N + j]),
+                .acc   (acc[i*ARRAY_N + j])
             );
         end
     end
 endgenerate
 
-// the operands leaving the right-hand column and the bottom row go nowhere
-wire [8*ARRAY_N-1:0] a_leaving;
-generate
-    for (i = 0; i < ARRAY_N; i = i + 1) begin : g_leave
-        assign a_leaving[8*i +: 8] = a_link[8*(i*(ARRAY_N+1) + ARRAY_N) +: 8];
-    end
-endgenerate
-wire unused_edges = &{1'b0, a_leaving, b_link[8*ARRAY_N*ARRAY_N +: 8*ARRAY_N]};
+wire in_range = ({16'd0, acc_idx} < NN);
+assign acc_rd = in_range ? acc[acc_idx[IW-1:0]] : 32'd0;
 
 endmodule
 

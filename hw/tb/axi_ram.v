@@ -117,7 +117,9 @@ initial begin
     end
 end
 
-// two xorshift64 generators, stepped every cycle: g0 draws the holds and stalls, g1 latencies
+// two xorshift64 generators, stepped every cycle of a profile that draws anything: g0 draws
+// the holds and stalls, g1 latencies. The ideal memory (no hold, no stall, one latency) leaves
+// them still: every draw would be thrown away, and stepping them was a tenth of a run on Icarus.
 reg [63:0] g0, g1;
 reg [31:0] now;            // cycles since reset
 reg [31:0] stall_left;     // cycles of the current long stall still to come
@@ -133,6 +135,8 @@ function [63:0] xorshift;
 endfunction
 
 wire [31:0] seed_32   = seed;
+wire        drawing   = ((low_ar | low_r | low_aw | low_w | low_b | stall_prob) != 0) ||
+                        (lat_min != lat_max);    // the profile draws anything
 wire        stalled   = (stall_left != 32'd0);
 wire        hold_ar   = stalled || ({22'd0, g0[9:0]} < low_ar[31:0]);
 wire        hold_r    = stalled || ({22'd0, g0[19:10]} < low_r[31:0]);
@@ -150,8 +154,10 @@ always @(posedge clk) begin
         now        <= 32'd0;
         stall_left <= 32'd0;
     end else begin
-        g0  <= xorshift(g0);
-        g1  <= xorshift(g1);
+        if (drawing) begin
+            g0 <= xorshift(g0);
+            g1 <= xorshift(g1);
+        end
         now <= now + 32'd1;
         if (stalled) begin
             stall_left <= stall_left - 32'd1;

@@ -87,44 +87,48 @@ localparam SRAM_AW    = $clog2(SRAM_WORDS);
 // The cycles of the run so far: bus_cycle counts every cycle from the first FETCH cycle (0),
 // run_cycle only those the chip was not frozen on memory, so it follows the ideal memory's
 // schedule, the reference machine's (model.machine's trace): a stall leaves it unchanged.
-reg [31:0] bus_cycle, run_cycle;
+// Both live in one register, the logs' stamp, so that it changes once a cycle as a whole.
+reg  [63:0] stamp;    // {bus_cycle, run_cycle}: when, in both counts
+wire [31:0] bus_cycle = stamp[63:32];
+wire [31:0] run_cycle = stamp[31:0];
 always @(posedge clk) begin
     if (rst || start) begin
-        bus_cycle <= 32'd0;
-        run_cycle <= 32'd0;
+        stamp <= 64'd0;
     end else begin
-        bus_cycle <= bus_cycle + 32'd1;
-        if (!u_chip.mem_stall) run_cycle <= run_cycle + 32'd1;
+        stamp <= {bus_cycle + 32'd1, run_cycle + {31'd0, !u_chip.mem_stall}};
     end
 end
 
 wire [15:0] pc_now = u_chip.u_controller.pc_reg[15:0];
 wire [31:0] wlog_count, slog_count, ilog_count;    // each log's events since reset
-wire [63:0] stamp  = {bus_cycle, run_cycle};    // when, in both counts
 
 // Every W beat the memory accepts (exactly: an X or Z handshake writes nothing), logged at the
 // rising edge that ends its cycle (the edge axi_ram.v stores it at):
 // {bus_cycle, run_cycle, pc, word address, data}.
 event_log #(
-    .ENTRY_W (128),
+    .STAMP_W (64),
+    .DATA_W  (64),
     .DEPTH   (WLOG_WORDS)
 ) u_wlog (
     .clk   (clk),
     .rst   (rst),
     .valid (w_event),
-    .entry ({stamp, pc_now, mem_addr, mem_wdata}),
+    .stamp (stamp),
+    .data  ({pc_now, mem_addr, mem_wdata}),
     .count (wlog_count)
 );
 
 // Every scratchpad write: {bus_cycle, run_cycle, pc, word address, data}.
 event_log #(
-    .ENTRY_W (128),
+    .STAMP_W (64),
+    .DATA_W  (64),
     .DEPTH   (SLOG_WORDS)
 ) u_slog (
     .clk   (clk),
     .rst   (rst),
     .valid (u_chip.sram_wr_en),
-    .entry ({stamp, pc_now, {{(16 - SRAM_AW){1'b0}}, u_chip.sram_wr_addr}, u_chip.sram_wr_data}),
+    .stamp (stamp),
+    .data  ({pc_now, {{(16 - SRAM_AW){1'b0}}, u_chip.sram_wr_addr}, u_chip.sram_wr_data}),
     .count (slog_count)
 );
 
@@ -134,13 +138,15 @@ wire [`CTL_STATE_W-1:0] ctl_state = u_chip.u_controller.state_reg;
 wire fetch_starts = ctl_state == `CTL_FETCH && u_chip.u_controller.fcnt_reg == 3'd0;
 wire checking     = ctl_state == `CTL_CHECK;
 event_log #(
-    .ENTRY_W (81),
+    .STAMP_W (64),
+    .DATA_W  (17),
     .DEPTH   (ILOG_WORDS)
 ) u_ilog (
     .clk   (clk),
     .rst   (rst),
     .valid ((fetch_starts || checking) && !u_chip.mem_stall),
-    .entry ({stamp, checking, pc_now}),
+    .stamp (stamp),
+    .data  ({checking, pc_now}),
     .count (ilog_count)
 );
 

@@ -21,8 +21,6 @@ module write_log #(
     input  wire [31:0]       data
 );
 
-localparam ENTRY_W = 80;
-
 initial begin
     if (ADDR_W < 1 || ADDR_W > 16) begin
         $display("write_log: ADDR_W = %0d, must be 1 .. 16", ADDR_W);
@@ -43,13 +41,15 @@ always @(posedge clk) begin
 end
 
 event_log #(
-    .ENTRY_W (ENTRY_W),
+    .STAMP_W (32),
+    .DATA_W  (48),
     .DEPTH   (DEPTH)
 ) u_log (
     .clk   (clk),
     .rst   (rst),
     .valid (we),
-    .entry ({cycle_reg, addr_wide[15:0], data}),
+    .stamp (cycle_reg),
+    .data  ({addr_wide[15:0], data}),
     .count (unused_count)
 );
 

@@ -58,7 +58,8 @@ def random_int8(rng: random.Random, size) -> np.ndarray:
 
 
 async def systolic_product(dut, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Clear the array, feed A (n x k) and B (k x n) skewed, return the n x n accumulators."""
+    """Clear the array, feed A (n x k) and B (k x n) skewed, return the n x n accumulators
+    (read one at a time on acc_rd, as the matrix unit reads them)."""
     k = a.shape[1]
     dut.clear.value = 1
     dut.en.value = 0
@@ -76,9 +77,16 @@ async def systolic_product(dut, n: int, a: np.ndarray, b: np.ndarray) -> np.ndar
     dut.a_in.value = pack([0x5A] * n, 8)    # noise: ignored while en = 0
     dut.b_in.value = pack([0xA5] * n, 8)
     await RisingEdge(dut.clk)
-    await ReadOnly()
-    word = int(dut.acc.value)
-    return np.array([signed(word >> (32 * p), 32) for p in range(n * n)]).reshape(n, n)
+    accumulators = [await accumulator(dut, p) for p in range(n * n)]
+    assert await accumulator(dut, n * n) == 0, "an index past the last PE must read 0"
+    return np.array(accumulators).reshape(n, n)
+
+
+async def accumulator(dut, index: int) -> int:
+    """PE index's accumulator (i*n + j), signed, from the combinational read port."""
+    dut.acc_idx.value = index
+    await Timer(1, unit="ns")
+    return signed(int(dut.acc_rd.value), 32)
 
 
 @cocotb.test()
@@ -87,7 +95,7 @@ async def systolic_array_matches_numpy(dut):
     begin(dut)
     n = int(dut.ARRAY_N.value)
     rng = random.Random(random.getrandbits(32))
-    await start_clock_and_reset(dut, {"clear": 0, "en": 0, "a_in": 0, "b_in": 0})
+    await start_clock_and_reset(dut, {"clear": 0, "en": 0, "a_in": 0, "b_in": 0, "acc_idx": 0})
     shapes = [1, 2, n, 64] + [rng.randint(1, 40) for _ in range(12)]
     cases = [(np.full((n, 64), -128), np.full((64, n), -128)),      # the largest sum
              (np.full((n, 64), -128), np.full((64, n), 127))]       # the smallest

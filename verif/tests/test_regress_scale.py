@@ -6,9 +6,10 @@ regressions in subprocesses and compare them (outcomes, coverage, failure groups
 run of the same suite, the `tiny` suite (four pure-Python tests and a decode on Verilator): on a
 local Dask cluster of two workers, and as three shards plus the merge.
 
-The nested regressions write their JUnit files and reports under tmp_path (`--out`), and use
-their own RANDOM_SEED, so their run folders (named after node ids, which end in the seed) never
-meet those of a regression running this file.
+The nested regressions write their JUnit files and reports under pytest's temporary folders
+(`--out`), and use their own RANDOM_SEED, so their run folders (named after node ids, which end in
+the seed) never meet those of a regression running this file. The unsharded xdist run both tests
+compare with is made once per session (`xdist_tiny`), whichever pytest worker asks first.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from _pytest.junitxml import mangle_test_address
 
 from model.paths import REPO_ROOT
+from sim.runner import locked
 from verif.regress import dask_executor, regress
 from verif.regress.failure_groups import groups_file
 from verif.regress.regress import case_outcome, junit_address, junit_cases
@@ -153,21 +155,33 @@ def functional(report: Path) -> str:
     return section.replace(str(report.parent), "OUT")
 
 
+TINY_SEED = 4201
+
+
+@pytest.fixture
+def xdist_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The output folder of the tiny suite run by xdist on two workers with TINY_SEED: made by
+    the first test to ask, in the temporary folder every pytest worker of the session shares."""
+    shared = tmp_path_factory.getbasetemp().parent / "xdist_tiny"
+    with locked(shared.with_suffix(".lock")):
+        if not (shared / "junit" / "tiny.xml").exists():
+            regression(shared, TINY_SEED, "--suite", "tiny", "--jobs", "2")
+    return shared
+
+
 @pytest.mark.sim
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
-    seed = 4201
-    regression(tmp_path / "xdist", seed, "--suite", "tiny", "--jobs", "2")
-    done = regression(tmp_path / "dask", seed, "--suite", "tiny", "--jobs", "2",
+def test_dask_runs_the_tiny_suite_like_xdist(tmp_path, xdist_tiny):
+    done = regression(tmp_path / "dask", TINY_SEED, "--suite", "tiny", "--jobs", "2",
                       "--executor", "dask")
     assert "Dask: 5 tests on 2 workers of tcp://127.0.0.1:" in done.stdout, done.stdout
-    xdist, dask = (outcomes(tmp_path / run / "junit" / "tiny.xml") for run in ("xdist", "dask"))
+    xdist, dask = (outcomes(run / "junit" / "tiny.xml") for run in (xdist_tiny, tmp_path / "dask"))
     assert len(dask) == 5 and dask == xdist
     assert failure_groups(tmp_path / "dask" / "junit" / "tiny.xml") == failure_groups(
-        tmp_path / "xdist" / "junit" / "tiny.xml")
+        xdist_tiny / "junit" / "tiny.xml")
     report = tmp_path / "dask" / "coverage.md"
-    assert functional(report) == functional(tmp_path / "xdist" / "coverage.md")
+    assert functional(report) == functional(xdist_tiny / "coverage.md")
     if "passed" in dask.values():
         assert "Merged from" in functional(report), report.read_text()
 
@@ -175,10 +189,9 @@ def test_dask_runs_the_tiny_suite_like_xdist(tmp_path):
 @pytest.mark.sim
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-def test_three_shards_merge_into_the_unsharded_run(tmp_path):
-    seed = 4301
-    single, sharded = tmp_path / "single", tmp_path / "sharded"
-    regression(single, seed, "--suite", "tiny", "--jobs", "1")
+def test_three_shards_merge_into_the_unsharded_run(tmp_path, xdist_tiny):
+    seed = TINY_SEED
+    single, sharded = xdist_tiny, tmp_path / "sharded"
     for i in (1, 2, 3):
         regression(sharded, seed, "--suite", "tiny", "--jobs", "1", "--shard", f"{i}/3")
     manifests = [Manifest.read(Shard(i, 3).folder(sharded, "tiny")) for i in (1, 2, 3)]

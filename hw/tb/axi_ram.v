@@ -191,6 +191,8 @@ assign s_axi_rresp   = r_error ? SLVERR : 2'b00;
 assign s_axi_rlast   = r_last;
 assign s_axi_rid     = 1'b0;
 
+// (each of the blocks below changes nothing in a cycle without the handshakes or the waits it
+// follows, and skips it: on Icarus, an idle port's cycles were a tenth of a run)
 always @(posedge clk) begin
     if (rst) begin
         arq_head  <= 9'd0;
@@ -199,20 +201,22 @@ always @(posedge clk) begin
         r_beat    <= 8'd0;
         r_hold    <= 1'b0;
     end else begin
-        if (ar_fire) begin
-            arq_addr[arq_tail[7:0]] <= s_axi_araddr[17:2];
-            arq_len[arq_tail[7:0]]  <= s_axi_arlen;
-            arq_due[arq_tail[7:0]]  <= now + lat_draw;
-            arq_tail <= arq_tail + 9'd1;
+        if (s_axi_arvalid || s_axi_rvalid || r_hold) begin
+            if (ar_fire) begin
+                arq_addr[arq_tail[7:0]] <= s_axi_araddr[17:2];
+                arq_len[arq_tail[7:0]]  <= s_axi_arlen;
+                arq_due[arq_tail[7:0]]  <= now + lat_draw;
+                arq_tail <= arq_tail + 9'd1;
+            end
+            if (r_fire) begin
+                r_beat <= r_last ? 8'd0 : r_beat + 8'd1;
+            end
+            if (r_fire && r_last) begin
+                arq_head <= arq_head + 9'd1;
+            end
+            arq_count <= arq_count + {8'd0, ar_fire} - {8'd0, r_fire && r_last};
+            r_hold    <= s_axi_rvalid && !s_axi_rready;
         end
-        if (r_fire) begin
-            r_beat <= r_last ? 8'd0 : r_beat + 8'd1;
-        end
-        if (r_fire && r_last) begin
-            arq_head <= arq_head + 9'd1;
-        end
-        arq_count <= arq_count + {8'd0, ar_fire} - {8'd0, r_fire && r_last};
-        r_hold    <= s_axi_rvalid && !s_axi_rready;
     end
 end
 
@@ -271,31 +275,33 @@ always @(posedge clk) begin
         bq_count  <= 5'd0;
         b_hold    <= 1'b0;
     end else begin
-        // an AW whose one-beat burst is written in its own cycle never enters the queue
-        if (aw_fire && !(!wa_queue && w_end)) begin
-            awq_addr[awq_tail[3:0]] <= s_axi_awaddr[17:2];
-            awq_len[awq_tail[3:0]]  <= s_axi_awlen;
-            awq_tail <= awq_tail + 5'd1;
+        if (s_axi_awvalid || s_axi_wvalid || s_axi_bvalid || b_hold) begin
+            // an AW whose one-beat burst is written in its own cycle never enters the queue
+            if (aw_fire && !(!wa_queue && w_end)) begin
+                awq_addr[awq_tail[3:0]] <= s_axi_awaddr[17:2];
+                awq_len[awq_tail[3:0]]  <= s_axi_awlen;
+                awq_tail <= awq_tail + 5'd1;
+            end
+            if (w_end && wa_queue) begin
+                awq_head <= awq_head + 5'd1;
+            end
+            awq_count <= awq_count + {4'd0, aw_fire && !(!wa_queue && w_end)}
+                                   - {4'd0, w_end && wa_queue};
+            if (w_fire) begin
+                w_beat <= w_last ? 8'd0 : w_beat + 8'd1;
+                w_err  <= w_last ? 1'b0 : (w_err || w_error);
+            end
+            if (w_end) begin
+                bq_resp[bq_tail[3:0]] <= (w_err || w_error) ? DECERR : 2'b00;
+                bq_due[bq_tail[3:0]]  <= now + 32'd1;
+                bq_tail <= bq_tail + 5'd1;
+            end
+            if (b_fire) begin
+                bq_head <= bq_head + 5'd1;
+            end
+            bq_count <= bq_count + {4'd0, w_end} - {4'd0, b_fire};
+            b_hold   <= s_axi_bvalid && !s_axi_bready;
         end
-        if (w_end && wa_queue) begin
-            awq_head <= awq_head + 5'd1;
-        end
-        awq_count <= awq_count + {4'd0, aw_fire && !(!wa_queue && w_end)}
-                               - {4'd0, w_end && wa_queue};
-        if (w_fire) begin
-            w_beat <= w_last ? 8'd0 : w_beat + 8'd1;
-            w_err  <= w_last ? 1'b0 : (w_err || w_error);
-        end
-        if (w_end) begin
-            bq_resp[bq_tail[3:0]] <= (w_err || w_error) ? DECERR : 2'b00;
-            bq_due[bq_tail[3:0]]  <= now + 32'd1;
-            bq_tail <= bq_tail + 5'd1;
-        end
-        if (b_fire) begin
-            bq_head <= bq_head + 5'd1;
-        end
-        bq_count <= bq_count + {4'd0, w_end} - {4'd0, b_fire};
-        b_hold   <= s_axi_bvalid && !s_axi_bready;
     end
 end
 
@@ -313,13 +319,15 @@ always @(posedge clk) begin
         n_b   <= 32'd0;
         n_lat <= 32'd0;
     end else begin
-        n_ar <= n_ar + {31'd0, s_axi_arvalid && !s_axi_arready};
-        n_r  <= n_r + {31'd0, r_ready_beat && !s_axi_rvalid};
-        n_aw <= n_aw + {31'd0, s_axi_awvalid && !s_axi_awready};
-        n_w  <= n_w + {31'd0, s_axi_wvalid && wa_valid && !s_axi_wready};
-        n_b  <= n_b + {31'd0, b_ready_beat && !s_axi_bvalid};
-        if (ar_fire && lat_draw > LAT) begin
-            n_lat <= n_lat + lat_draw - LAT;
+        if (s_axi_arvalid || r_ready_beat || s_axi_awvalid || s_axi_wvalid || b_ready_beat) begin
+            n_ar <= n_ar + {31'd0, s_axi_arvalid && !s_axi_arready};
+            n_r  <= n_r + {31'd0, r_ready_beat && !s_axi_rvalid};
+            n_aw <= n_aw + {31'd0, s_axi_awvalid && !s_axi_awready};
+            n_w  <= n_w + {31'd0, s_axi_wvalid && wa_valid && !s_axi_wready};
+            n_b  <= n_b + {31'd0, b_ready_beat && !s_axi_bvalid};
+            if (ar_fire && lat_draw > LAT) begin
+                n_lat <= n_lat + lat_draw - LAT;
+            end
         end
     end
 end

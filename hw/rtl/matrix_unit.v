@@ -347,7 +347,7 @@ systolic_array #(
     .en      (comp && (beat_reg != 16'd0)),
     .a_in    (a_feed),
     .b_in    (b_feed),
-    .acc_idx (acc_idx),
+    .acc_idx (acc_idx[$clog2(ARRAY_N * ARRAY_N + 1) - 1:0]),    // at most ARRAY_N * ARRAY_N
     .acc_rd  (acc_sel)
 );
 
@@ -376,7 +376,7 @@ assign sram_we    = writing;
 assign sram_waddr = wr_ptr_w[SRAM_AW-1:0];
 assign sram_wdata = raw ? acc_sel : {{24{rq_y[7]}}, rq_y};
 
-wire unused_matrix_unit = &{1'b0, cmd_flags[7:2], sram_rdata[31:8], b_col[15:8],
+wire unused_matrix_unit = &{1'b0, acc_idx[15:$clog2(ARRAY_N * ARRAY_N + 1)], cmd_flags[7:2], sram_rdata[31:8], b_col[15:8],
                             rd_ptr_w[16:SRAM_AW], wr_ptr_w[16:SRAM_AW]};
 
 endmodule

@@ -4,7 +4,8 @@
 //
 // Row i's operand enters PE(i, 0) on a_in[8*i +: 8] and moves right; column j's operand enters
 // PE(0, j) on b_in[8*j +: 8] and moves down; PE(i, j) keeps acc[i][j], read on acc_rd when
-// acc_idx = i*ARRAY_N + j (combinational: the same cycle). The caller skews the
+// acc_idx = i*ARRAY_N + j (combinational: the same cycle); acc_idx = ARRAY_N*ARRAY_N reads 0,
+// and a larger one is not to be asked for. The caller skews the
 // inputs: feeding A[i][t] to row i and B[t][j] to column j in beat t + i (resp. t + j) makes
 // PE(i, j) add A[i][t] * B[t][j] in beat t + i + j, so k beats of input and 2*ARRAY_N - 2 beats
 // of zeros to drain leave every accumulator complete.
@@ -22,12 +23,11 @@ module systolic_array #(
 
     input  wire [8*ARRAY_N-1:0] a_in,       // row i at [8*i +: 8], int8
     input  wire [8*ARRAY_N-1:0] b_in,       // column j at [8*j +: 8], int8
-    input  wire [15:0]          acc_idx,    // i*ARRAY_N + j
-    output wire [31:0]          acc_rd      // acc[i][j]; 0 when acc_idx >= ARRAY_N*ARRAY_N
+    input  wire [$clog2(ARRAY_N*ARRAY_N+1)-1:0] acc_idx,    // i*ARRAY_N + j
+    output wire [31:0]          acc_rd      // acc[i][j]
 );
 
 localparam NN = ARRAY_N * ARRAY_N;
-localparam IW = (NN > 1) ? $clog2(NN) : 1;    // the bits of acc_idx that pick a PE
 
 initial begin
     `CHECK_RANGE("ARRAY_N", ARRAY_N, `ARRAY_N_LO, `ARRAY_N_HI)
@@ -35,7 +35,7 @@ end
 
 wire [7:0]  a_link [0:ARRAY_N*(ARRAY_N+1)-1];    // into PE(i, j) at i*(ARRAY_N+1) + j
 wire [7:0]  b_link [0:(ARRAY_N+1)*ARRAY_N-1];    // into PE(i, j) at i*ARRAY_N + j
-wire [31:0] acc    [0:NN-1];                     // PE(i, j)'s at i*ARRAY_N + j
+wire [31:0] acc    [0:NN];                       // PE(i, j)'s at i*ARRAY_N + j, then 0
 
 genvar i, j;
 generate
@@ -61,8 +61,8 @@ generate
     end
 endgenerate
 
-wire in_range = ({16'd0, acc_idx} < NN);
-assign acc_rd = in_range ? acc[acc_idx[IW-1:0]] : 32'd0;
+assign acc[NN] = 32'd0;
+assign acc_rd  = acc[acc_idx];
 
 endmodule
 

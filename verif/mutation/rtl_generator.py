@@ -84,6 +84,16 @@ EQUIVALENT: dict[str, str] = {
         "a_feed's idle value 1 meets only a zero b: PE(r, j) gets row r's and column j's words "
         "of the same reduction index t in the same beat, so for the rows and columns a tile "
         "writes a is live exactly when b is, and 1 x 0 adds nothing",
+    "matrix_unit-logic-5690ed1e":
+        "a_live = comp || (...): in COMP every row feeds its buffer's word, but a word outside "
+        "t < k or rows < mr meets a zero b of the same t (the skew pairs row r's and column j's "
+        "words of one t at PE(r, j)), and outside COMP the array is not enabled",
+    "matrix_unit-compare-5697755c":
+        "b_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
+        "so t < k is false either way",
+    "pe-const-1dc240a2":
+        "a PE cleared to a_out = 1: the next PE meets it in the first beat only, with the b the "
+        "skew makes zero there (column j + 1's first live word comes in beat j + 2)",
     "softmax_unit-compare-24992131":
         "the maximum taken on x >= mx instead of x > mx: a tie replaces it with an equal value",
 }

@@ -127,7 +127,8 @@ def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str],
 def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
                 check: Callable[[Mutant | None, Path], Outcome],
                 workers: int = 2, source: Path = REPO_ROOT) -> tuple[Outcome, list[Outcome]]:
-    """The unbroken copy's outcome, then one outcome per mutant (checked in parallel).
+    """The unbroken copy's outcome, then one outcome per mutant (all checked in parallel, the
+    unbroken copy first; a run whose unbroken copy fails has failed, whatever its mutants did).
 
     Every copy is made from a snapshot of ``folders`` taken when the run begins, once every
     mutant is known to apply: an edit to the working tree during a long run changes nothing
@@ -145,7 +146,7 @@ def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
             outcome.seconds = time.perf_counter() - started
             return outcome
 
-        unbroken = one(None)
+        # the unbroken copy, the longest check, starts first and runs alongside the mutants
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(one, mutants))
+            unbroken, *outcomes = pool.map(one, [None, *mutants])
     return unbroken, outcomes

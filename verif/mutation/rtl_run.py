@@ -250,7 +250,7 @@ def suite_check(suite: str, blocks: set[str], needed: set[str]):
     The unbroken copy runs every block test a mutant will (``needed``), then the chip stages.
     """
 
-    unbroken_failed = []  # run_mutants checks the unbroken copy first: if it fails, stop
+    unbroken_failed = []  # once the unbroken copy (started first) has failed, run no more
 
     def check(mutant: Mutant | None, copy: Path) -> Outcome:
         name = mutant.name if mutant else "unbroken"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.compiler.gather import GATHER_MODES
+from sim.lengths import run_length
 from verif.env.decode_spec import DecodeSpec
 from verif.env.serving_spec import ServingSpec
 
@@ -22,6 +23,14 @@ SHORT_STEPS = 12  # decodes on Icarus: past the chapter's windows, trimming, cyc
 CHIP_GATHER_SHORT_STEPS = 16  # chip gather on Icarus: a freed page reused and read back
 SHORT_PROGRAMS = 25  # random programs on Icarus (200 at full length)
 SHORT_REQUESTS = 8  # serving requests on Icarus (24): still preempts, hits and evicts
+# the error paths' illegal opcode at addresses 8 .. 1024 on Icarus (at full length 8 .. 8192: the
+# last three took seven eighths of the run, 2,000 instructions to reach address 8192)
+SHORT_ERROR_ADDRESSES = 8
+
+
+def error_addresses_on(sim: str) -> int:
+    """The error paths' illegal-opcode addresses on ``sim`` (0: every one, at full length)."""
+    return run_length(sim, 0, SHORT_ERROR_ADDRESSES)
 
 
 def short_plan(plan: list[DecodeSpec]) -> list[DecodeSpec]:

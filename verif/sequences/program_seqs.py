@@ -120,19 +120,21 @@ def error_image(bad: isa.Instr, fillers: int = 0) -> np.ndarray:
     return image
 
 
-def error_address_fillers(cfg: ChipConfig) -> list[int]:
+def error_address_fillers(cfg: ChipConfig, addresses: int = 0) -> list[int]:
     """Fillers that put an illegal opcode at address 2^b, for b = 3 up to the highest address
-    bit whose program fits the external memory (b = 2 is the plain cases' address 4)."""
+    bit whose program fits the external memory (b = 2 is the plain cases' address 4); with
+    ``addresses``, only the lowest that many (each doubles the run: the highest is most of it)."""
     fillers = [(1 << b) // 4 - 1 for b in range(3, cfg.ext_words.bit_length())]
-    return [f for f in fillers if error_image(ILLEGAL, f).size <= cfg.ext_words]
+    fitting = [f for f in fillers if error_image(ILLEGAL, f).size <= cfg.ext_words]
+    return fitting[:addresses] if addresses else fitting
 
 
-def error_programs(cfg: ChipConfig) -> list[ProgramItem]:
+def error_programs(cfg: ChipConfig, addresses: int = 0) -> list[ProgramItem]:
     """Each bad instruction of ERROR_CASES, then an illegal opcode at every power-of-two
-    address the memory holds."""
+    address the memory holds (with ``addresses``, at the lowest that many)."""
     cases = [*((name, bad, 0) for name, bad in ERROR_CASES),
              *((f"illegal opcode at address {4 * (f + 1)}", ILLEGAL, f)
-               for f in error_address_fillers(cfg))]
+               for f in error_address_fillers(cfg, addresses))]
     return [ProgramItem(f"error{index}", f"error path: {name}", error_image(bad, fillers),
                         cfg.ext_words)
             for index, (name, bad, fillers) in enumerate(cases)]

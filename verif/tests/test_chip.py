@@ -10,7 +10,7 @@ from model.isa import ChipConfig, ErrorCode
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
 from verif.env.batching import programs_job
-from verif.env.plans import SHORT_PROGRAMS
+from verif.env.plans import SHORT_PROGRAMS, error_addresses_on
 from verif.sequences.program_seqs import ERROR_CASES, error_image, error_programs
 
 PROGRAMS_PER_SIMULATOR = 200
@@ -34,11 +34,11 @@ def test_random_programs_match_the_reference_machine(sim, seed, sim_run):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", lambda sim: 0))
+@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", error_addresses_on))
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_error_paths_stop_the_chip_with_the_documented_code(sim, seed, sim_run):
     result = sim_run.raise_if_failed()
-    assert result["reference_runs"] == len(error_programs(ChipConfig()))
+    assert result["reference_runs"] == len(error_programs(ChipConfig(), error_addresses_on(sim)))
 
 
 def test_every_error_case_stops_the_reference_machine_before_its_store():

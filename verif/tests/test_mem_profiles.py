@@ -12,8 +12,9 @@ the memory counted itself (verif/kit/bfm.py checks both after every run; the sco
 compares the counters of the ideal memory). Each test also asserts that the chip did wait, so
 that a profile that stalled nothing cannot pass for one that did. On Icarus in make test each
 flow runs its shorter version (sim.lengths): decodes of 8 steps, a fork after 4 of 8, 3 serving
-requests, 20 random programs. Each test's `profile` parameter sets the memory's plusargs
-(verif/env/batching.py); the tests of one simulator and profile share a process.
+requests, 20 random programs, the illegal opcode at the lowest 8 of its addresses. Each test's
+`profile` parameter sets the memory's plusargs (verif/env/batching.py); the tests of one
+simulator and profile share a process.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from verif.env.plans import (
     SERVING_REQUESTS,
     chapter_spec,
     chip_gather_spec,
+    error_addresses_on,
     serving_spec,
 )
 from verif.env.serving_spec import ServingSpec
@@ -140,7 +142,7 @@ def test_random_programs_under_a_memory_profile(sim, profile, seed, sim_run):
 
 @pytest.mark.sim
 @pytest.mark.timeout(300)
-@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", lambda sim: 0))
+@pytest.mark.sim_job(launch=programs_job("ErrorPathsTest", error_addresses_on))
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_error_paths_under_a_memory_profile(sim, profile, seed, sim_run):

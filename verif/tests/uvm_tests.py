@@ -232,11 +232,11 @@ class RandomProgramsTest(ChipTest):
 class ErrorPathsTest(ChipTest):
     """Each bad instruction stops the chip with ISA.md's error code, at its address, and the
     instruction after it never runs; an illegal opcode does so at every power-of-two address
-    the memory holds (each bit of error_pc)."""
+    the memory holds (each bit of error_pc), or with PROGRAMS at the lowest PROGRAMS of them."""
 
     async def run_sequences(self) -> None:
         await ProgramsSeq("error_paths", self.env.chip_sequencer,
-                          error_programs(self.cfg.chip)).start()
+                          error_programs(self.cfg.chip, self.cfg.programs)).start()
 
 
 @uvm_cocotb_test()

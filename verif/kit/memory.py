@@ -72,16 +72,21 @@ class Backdoor:
         return self.write(0, padded)
 
     def read(self, base: int, count: int) -> np.ndarray:
-        """Words base .. base + count - 1 as uint32; they become the known contents."""
-        texts = [str(self.array[base + offset].value) for offset in range(count)]
+        """Words base .. base + count - 1 as uint32, from the simulator; they become the known
+        contents."""
+        self.fetch(np.arange(base, base + count))
+        return self.shadow[base : base + count].copy()
+
+    def fetch(self, addresses: np.ndarray) -> None:
+        """Read the words at ``addresses`` from the simulator into the mirror."""
+        texts = [str(self.array[address].value) for address in addresses.tolist()]
         try:
             got = np.array([int(text, 2) for text in texts], dtype=np.uint32)
         except ValueError:
             bad = next(i for i, text in enumerate(texts) if text.strip("01"))
-            raise UnknownValue(f"{self.name} {base + bad} is {texts[bad]}") from None
-        self.shadow[base : base + count] = got
-        self.known[base : base + count] = True
-        return got
+            raise UnknownValue(f"{self.name} {addresses[bad]} is {texts[bad]}") from None
+        self.shadow[addresses] = got
+        self.known[addresses] = True
 
     def read_all(self) -> np.ndarray:
         return self.read(0, self.size)

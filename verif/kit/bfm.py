@@ -92,10 +92,17 @@ class BusMemory(Backdoor):
             self.fetch(stale)
         return self.shadow[base : base + count].copy()
 
+    def write(self, base: int, values) -> int:
+        self.forget_written()  # a word the bus changed is written again, whatever it was
+        return super().write(base, values)
+
     def forget_written(self) -> None:
         """Forget the words the bus wrote since the last call (all of them if the ring has
         lost some of its entries since)."""
-        last = self.writes.count()
+        try:
+            last = self.writes.count()
+        except UnknownValue:  # before the first reset: no log yet, and no bus write either
+            return
         if last - self.applied > self.writes.depth:
             self.known[:] = False
         else:
@@ -131,7 +138,6 @@ class ChipBfm:
         self.stalls_before = MemStalls()  # the memory's delays when the run started
         self.run_began = RunStart()  # the last run's start: its time and each log's count
         self.reset_ns = 0.0  # when the last reset ended
-        self.was_reset = False
 
     async def power_up(self) -> None:
         """The state of a freshly built chip: a zero scratchpad, then a reset.
@@ -148,10 +154,9 @@ class ChipBfm:
         if not self._clock_started:
             start_clock(self.dut)
             self._clock_started = True
-        if isinstance(self.memory, BusMemory) and self.was_reset:  # (before: no count yet)
+        if isinstance(self.memory, BusMemory):
             self.memory.log_restarts()
         await reset(self.dut, idle={"start": 0})
-        self.was_reset = True
         self.reset_ns = get_sim_time(unit="ns")  # the protocol checker counts cycles from here
 
     async def run(self, max_cycles: int) -> None:

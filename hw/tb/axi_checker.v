@@ -170,8 +170,8 @@ wire [3:0] rule    = (ar_rule != `AXI_RULE_NONE) ? ar_rule :
                      (w_rule != `AXI_RULE_NONE)  ? w_rule  : b_rule;
 
 // A cycle with no valid, no valid waiting and no burst pair to match breaks no rule and moves no
-// queue: the checker only counts it (on Icarus, checking every quiet cycle cost a tenth of a
-// run: the chip computes between its bursts).
+// queue: the checker only counts it (on Icarus every signal a block tests costs, and the chip
+// computes between its bursts).
 wire active = arvalid || rvalid || awvalid || wvalid || bvalid ||
               ar_wait || r_wait || aw_wait || w_wait || b_wait || pair;
 

@@ -119,7 +119,7 @@ end
 
 // two xorshift64 generators, stepped every cycle of a profile that draws anything: g0 draws
 // the holds and stalls, g1 latencies. The ideal memory (no hold, no stall, one latency) leaves
-// them still: every draw would be thrown away, and stepping them was a tenth of a run on Icarus.
+// them still: every draw would be thrown away, and Icarus pays for every step.
 reg [63:0] g0, g1;
 reg [31:0] now;            // cycles since reset
 reg [31:0] stall_left;     // cycles of the current long stall still to come
@@ -192,7 +192,7 @@ assign s_axi_rlast   = r_last;
 assign s_axi_rid     = 1'b0;
 
 // (each of the blocks below changes nothing in a cycle without the handshakes or the waits it
-// follows, and skips it: on Icarus, an idle port's cycles were a tenth of a run)
+// follows, and skips it: on Icarus every signal a block tests costs, and the port is mostly idle)
 always @(posedge clk) begin
     if (rst) begin
         arq_head  <= 9'd0;

@@ -11,7 +11,7 @@
 //
 // The stamp (a cycle count) is a port of its own, joined to the data only when an event is
 // logged: a harness's concatenation with a counter would be evaluated again every cycle, and on
-// Icarus every bit of it costs (a third of a decode's simulation time with three logs).
+// Icarus every bit of it costs.
 module event_log #(
     parameter STAMP_W = 32,     // bits of an entry's stamp (its most significant bits)
     parameter DATA_W  = 48,     // bits of the rest of the entry

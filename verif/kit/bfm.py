@@ -126,13 +126,14 @@ class ChipBfm:
         # A harness built with its own clock (CHIP_HARNESS_CLOCK) needs none from cocotb.
         self._clock_started = _flag(dut, "HDL_CLOCK")
         self.records = _flag(dut, "HDL_RECORD")  # logs and watchdog (CHIP_HARNESS_RECORD)
-        self.memory = Backdoor(dut.u_mem.mem, cfg.ext_words, "external memory word")
         if self.records:
             self.writes = EventLog(dut.u_wlog, WRITE_ENTRY)
             self.sram_writes = EventLog(dut.u_slog, WRITE_ENTRY)
             self.phases = EventLog(dut.u_ilog, PHASE_ENTRY)
             self.memory = BusMemory(dut.u_mem.mem, cfg.ext_words, "external memory word",
                                     self.writes)
+        else:
+            self.memory = Backdoor(dut.u_mem.mem, cfg.ext_words, "external memory word")
         self.scratchpad = Backdoor(dut.u_chip.u_sram.mem, cfg.sram_words, "scratchpad word")
         self.profile = profile_of(cocotb.plusargs)
         self.stalls_before = MemStalls()  # the memory's delays when the run started

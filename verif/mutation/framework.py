@@ -124,11 +124,21 @@ def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str],
     return root
 
 
+Control = Callable[[Sequence[Outcome], Path], Outcome]
+
+
 def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
                 check: Callable[[Mutant | None, Path], Outcome],
-                workers: int = 2, source: Path = REPO_ROOT) -> tuple[Outcome, list[Outcome]]:
-    """The unbroken copy's outcome, then one outcome per mutant (all checked in parallel, the
-    unbroken copy first; a run whose unbroken copy fails has failed, whatever its mutants did).
+                workers: int = 2, source: Path = REPO_ROOT,
+                control: Control | None = None) -> tuple[Outcome, list[Outcome]]:
+    """The unbroken copy's outcome, then one outcome per mutant (checked in parallel).
+
+    The unbroken copy is the control: a mutant's verdict stands only if the check that decided
+    it passes on the unbroken code, so a run whose control fails has failed, whatever its
+    mutants did. Without ``control``, ``check`` runs the unbroken copy whole, first and
+    alongside the mutants. With it, the unbroken copy is checked after them, by
+    ``control(outcomes, copy)``: on the checks that decided their verdicts, which is all the
+    verdicts need, and much less than the whole check when mutants are caught early.
 
     Every copy is made from a snapshot of ``folders`` taken when the run begins, once every
     mutant is known to apply: an edit to the working tree during a long run changes nothing
@@ -146,7 +156,12 @@ def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
             outcome.seconds = time.perf_counter() - started
             return outcome
 
-        # the unbroken copy, the longest check, starts first and runs alongside the mutants
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            unbroken, *outcomes = pool.map(one, [None, *mutants])
+            if control is None:  # the unbroken copy, the longest check, starts first
+                unbroken, *outcomes = pool.map(one, [None, *mutants])
+                return unbroken, outcomes
+            outcomes = list(pool.map(one, mutants))
+        started = time.perf_counter()
+        unbroken = control(outcomes, snapshot)
+        unbroken.seconds = time.perf_counter() - started
     return unbroken, outcomes

@@ -99,3 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                     for m, o in zip(mutants, outcomes, strict=True)],
     })
     return 0 if caught == len(mutants) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,6 +31,11 @@ by"), not when the wall-clock limit killed it; *does-not-build*, left out of the
 mutant listed in ``verif.mutation.rtl_generator.EQUIVALENT`` is run but left out of the score, with
 its reason in the report. Score = caught / (built, non-equivalent mutants).
 
+The control (verif.mutation.framework.run_mutants): once the mutants are done, the unbroken copy
+runs every check that decided a verdict (each mutant's last stage, with its block test), in
+parallel, and must pass them all; a survivor passed every stage and needs none. A sample caught by
+block tests is thus controlled by those block tests alone, not by the whole suite.
+
 Run from the repository root: ``python -m scripts.mutants [--seed S] [--count N]
 [--sample K] [--workers 2] [--suite NAME]``. Writes ``out/mutants.json`` and ``out/mutants.md``;
 the exit status is non-zero if the score is under 95% or the unbroken copy fails.
@@ -50,6 +55,8 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +108,7 @@ class RtlOutcome(Outcome):
     build_seconds: float = 0.0
     stages: list[str] = field(default_factory=list)
     unit: str | None = None  # the unit the catching test's report named
+    decided_by: tuple[Stage, str | None] | None = None  # the stage (and block) of the verdict
 
     @property
     def counts_as_caught(self) -> bool:
@@ -136,11 +144,11 @@ def block_of(mutant: Mutant | None, blocks: set[str]) -> str | None:
     return block if block in blocks else None
 
 
-def mirror(source: Path, target: Path) -> None:
-    """Make ``target``'s FOLDERS equal to ``source``'s, writing only files whose bytes differ.
+def mirror(source: Path, target: Path, folders: Sequence[str]) -> None:
+    """Make ``target``'s ``folders`` equal to ``source``'s, writing only files whose bytes differ.
 
-    An unchanged file keeps its modification time, so the builds stamped in ``target`` stay
-    up to date; a changed one is written now, so they rebuild.
+    An unchanged file keeps its modification time, so the builds stamped in ``target`` and the
+    modules compiled from it stay up to date; a changed one is written now, so they rebuild.
     """
     wanted = {p.relative_to(source) for p in source.rglob("*") if p.is_file()}
     for relative in sorted(wanted):
@@ -150,15 +158,25 @@ def mirror(source: Path, target: Path) -> None:
             shutil.copyfile(new, old)
     for path in list(target.rglob("*")):
         relative = path.relative_to(target)
-        if path.is_file() and relative.parts[0] in FOLDERS and relative not in wanted \
+        if path.is_file() and relative.parts[0] in folders and relative not in wanted \
                 and "__pycache__" not in relative.parts:
             path.unlink()
 
 
+def bytecode_cache() -> dict[str, str]:
+    """The environment that lets a stage in a mutant's tree cache its compiled modules (and the
+    assertion-rewritten ones) where the Makefile caches the repository's: the trees are mirrored,
+    so they stay valid from one run to the next (a block stage took 6% less)."""
+    return {"PYTHONDONTWRITEBYTECODE": "",
+            "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX")
+            or str(REPO_ROOT / "build" / "pycache")}
+
+
 def run_in_tree(command: list[str], tree: Path, timeout: float) -> tuple[str, bool]:
     """(output, timed out) of a command run in a mutant's tree; a late run is killed whole."""
-    env = os.environ | {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
-                        "RANDOM_SEED": str(TEST_SEED), WAVES_ON_FAILURE: "0"}
+    # no code coverage (make run asks for it for its own runs): a mutant's lines say nothing
+    env = os.environ | bytecode_cache() | {"PYTHONPATH": str(tree), "RANDOM_SEED": str(TEST_SEED),
+                                           WAVES_ON_FAILURE: "0", "CODE_COVERAGE": "0"}
     process = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
@@ -244,25 +262,17 @@ def short(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def suite_check(suite: str, blocks: set[str], needed: set[str]):
-    """The check run_mutants runs on each copy: the suite's stages, cheapest first.
-
-    The unbroken copy runs every block test a mutant will (``needed``), then the chip stages.
-    """
-
-    unbroken_failed = []  # once the unbroken copy (started first) has failed, run no more
+def suite_check(suite: str, blocks: set[str]):
+    """The check run_mutants runs on each mutant's copy: the suite's stages, cheapest first,
+    stopping at the first that decides the verdict."""
 
     def check(mutant: Mutant | None, copy: Path) -> Outcome:
         name = mutant.name if mutant else "unbroken"
-        if unbroken_failed:
-            return RtlOutcome(name, Verdict.SURVIVED, "not run: the unbroken copy failed")
         tree = MUTANT_ROOT / name
         started = time.perf_counter()
         with locked(tree.with_suffix(".lock")):  # another run may be using the same tree
-            mirror(copy, tree)
+            mirror(copy, tree, FOLDERS)
             outcome = run_stages(mutant, tree)
-        if mutant is None and outcome.verdict != Verdict.SURVIVED:
-            unbroken_failed.append(outcome)
         print(f"  {name}: {outcome.verdict.value} after {', '.join(outcome.stages)} "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
         return outcome
@@ -270,32 +280,30 @@ def suite_check(suite: str, blocks: set[str], needed: set[str]):
     def run_stages(mutant: Mutant | None, tree: Path) -> RtlOutcome:
         outcome = RtlOutcome(tree.name, Verdict.SURVIVED, "every stage passed")
         for stage in SUITES[suite]:
-            for block in stage_blocks(stage, mutant, blocks, needed):
-                if not note(outcome, stage, stage_result(stage, tree, block)):
+            for block in stage_blocks(stage, mutant, blocks):
+                if not note(outcome, stage, block, stage_result(stage, tree, block)):
                     return outcome
         return outcome
 
     return check
 
 
-def stage_blocks(stage: Stage, mutant: Mutant | None, blocks: set[str],
-                 needed: set[str]) -> list[str | None]:
-    """What a stage runs for a copy: a chip stage once; the block stage once per block test
-    (the mutated module's, if it has one; for the unbroken copy, every one a mutant needs)."""
+def stage_blocks(stage: Stage, mutant: Mutant | None, blocks: set[str]) -> list[str | None]:
+    """What a stage runs for a copy: a chip stage once; the block stage once, the mutated
+    module's block test, if it has one."""
     if stage.name != "block":
         return [None]
-    if mutant is None:
-        return sorted(needed)
     block = block_of(mutant, blocks)
     return [block] if block else []
 
 
-def note(outcome: RtlOutcome, stage: Stage, result: StageResult) -> bool:
+def note(outcome: RtlOutcome, stage: Stage, block: str | None, result: StageResult) -> bool:
     """Add a stage's result to an outcome; False when it decided the verdict."""
     outcome.stages.append(stage.name)
     outcome.build_seconds += result.build_seconds
     if result.passed:
         return True
+    outcome.decided_by = (stage, block)
     outcome.test = f"{stage.name}: {result.test}"
     outcome.difference = result.difference
     outcome.unit = result.unit
@@ -308,6 +316,38 @@ def note(outcome: RtlOutcome, stage: Stage, result: StageResult) -> bool:
         outcome.verdict = Verdict.CAUGHT
     outcome.detail = f"{outcome.test}: {outcome.difference}"
     return False
+
+
+def deciding_checks(outcomes: Sequence[Outcome]) -> list[tuple[Stage, str | None]]:
+    """The checks that decided the mutants' verdicts (a survivor's passed every stage, and
+    needs none), each once, the chip stages (the longest) first."""
+    found = {o.decided_by for o in outcomes if isinstance(o, RtlOutcome) and o.decided_by}
+    return sorted(found, key=lambda c: (c[0].name == "block", c[0].name, c[1] or ""))
+
+
+def unbroken_control(workers: int):
+    """The control run_mutants runs after the mutants: the unbroken copy must pass every
+    check that decided a verdict (a failing check there is the harness's fault, not the
+    mutant's), the checks in parallel on one mirrored tree."""
+
+    def control(outcomes: Sequence[Outcome], copy: Path) -> Outcome:
+        checks = deciding_checks(outcomes)
+        tree = MUTANT_ROOT / "unbroken"
+        with locked(tree.with_suffix(".lock")):
+            mirror(copy, tree, FOLDERS)
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(lambda c: stage_result(c[0], tree, c[1]), checks))
+        names = [f"{stage.name}:{block}" if block else stage.name for stage, block in checks]
+        failed = [(name, r) for name, r in zip(names, results, strict=True) if not r.passed]
+        if failed:
+            name, result = failed[0]
+            return RtlOutcome("unbroken", Verdict.CAUGHT,
+                              f"{name}: {result.test}: {result.difference}", stages=names)
+        return RtlOutcome("unbroken", Verdict.SURVIVED,
+                          f"passed the {len(checks)} checks that decided a verdict",
+                          stages=names)
+
+    return control
 
 
 # ---- the child: one chip stage in a mutant's tree -----------------------------------------------
@@ -506,12 +546,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print("NOTE: this script deliberately breaks copies of the RTL; 'caught' is EXPECTED.")
     print(f"{len(mutants)} mutants, suite {args.suite}, {args.workers} workers", flush=True)
-    blocks = block_tests()
-    needed = {b for m in mutants if (b := block_of(m, blocks))}
-    unbroken, outcomes = run_mutants(mutants, FOLDERS, suite_check(args.suite, blocks, needed),
-                                     args.workers)
+    unbroken, outcomes = run_mutants(mutants, FOLDERS, suite_check(args.suite, block_tests()),
+                                     args.workers, control=unbroken_control(args.workers))
     print(f"unbroken copy passes: {unbroken.verdict == Verdict.SURVIVED} "
-          f"({unbroken.seconds:.1f} s)")
+          f"({unbroken.detail if unbroken.caught else ', '.join(unbroken.stages) or 'no check'}"
+          f"; {unbroken.seconds:.1f} s)")
     if unbroken.verdict != Verdict.SURVIVED:
         print(f"  {unbroken.detail}")
         return 2
@@ -520,7 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     header = {"suite": args.suite, "stages": [s.name for s in SUITES[args.suite]],
               "seed": args.seed, "count": args.count, "sample": args.sample,
               "workers": args.workers, "seconds": elapsed, "test_seed": TEST_SEED,
-              "programs": PROGRAMS, "unbroken_seconds": unbroken.seconds}
+              "programs": PROGRAMS, "unbroken_seconds": unbroken.seconds,
+              "unbroken_checks": unbroken.stages}
     print_table(records)
     caught, scored = score(records)
     right, counted = units.share(records)

@@ -23,8 +23,11 @@ Stages, each timed:
    and its tables (loss; the window against full attention, trained and random, float and chip
    integers), out/trained.json, out/trained.md and out/plots/trained_window.png; the tables are
    computed once (about 70 s) and read from build/trained_report/ until an input changes;
-7. mutation runs: the host's mutants (verif/mutation/host_run.py), then a fixed, seeded sample of
-   the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/);
+7. mutation runs: the host's mutants (verif/mutation/host_run.py) and a fixed, seeded sample of
+   the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/; its unbroken
+   copy runs the checks that caught them). Both start right after the builds, at a lower
+   priority, and take the cores the stages 2 to 6 and 8 leave idle; the stage ends when both
+   have, after the report's tables;
 8. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
    (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
    mode and memory profile), the chapter's decodes per memory profile (cycles on the ideal
@@ -49,11 +52,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
 from model.paths import REPO_ROOT, relative
 from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
@@ -61,7 +66,6 @@ from sim.mem_profile import PROFILES
 from sim.toolchain import SIMULATORS
 from verif.env.launch import chip_build
 from verif.env.plans import CHAPTER_WINDOWS
-from verif.mutation import host_run
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report
 from verif.report import example_a, example_b, exercise_plots, exercises, trained_decodes
@@ -79,6 +83,7 @@ REGRESS_JSON = OUT / "regress.json"
 PLOTS = OUT / "plots"
 LIGHT = PROFILES["light"].name  # the memory profile make run's decodes also run under
 RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
+MUTATION_NICENESS = 10  # the mutation runs yield the cores to the decodes
 MUTANT_SAMPLE_OUT = OUT / "mutants_sample"
 
 
@@ -113,11 +118,6 @@ def in_process(work: Callable[[], object]) -> Callable[[], tuple[bool, str]]:
     return stage
 
 
-def python_module(module: str, *args: str) -> tuple[bool, str]:
-    status = subprocess.call([sys.executable, "-m", module, *args], cwd=REPO_ROOT)
-    return status == 0, f"exit status {status}"
-
-
 # ---- the stages ------------------------------------------------------------------------------
 
 
@@ -134,43 +134,74 @@ def checks_and_decodes(jobs: int) -> tuple[bool, str]:
     return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
 
 
-def host_mutation_summary() -> tuple[bool, str]:
-    """The host's mutation run, then its verdict from the mutate.json it wrote (not an older
-    one)."""
-    started = time.time()
-    ok, status = (code := host_run.main([])) == 0, f"exit status {code}"
+def host_verdict(status: str, started: float) -> tuple[bool, str]:
+    """The host's mutation run's verdict, from the mutate.json it wrote (not an older one)."""
     path = OUT / "mutate.json"
     if not path.exists() or path.stat().st_mtime < started:
-        return False, f"{status}, no new {rel(path)}"
+        return False, f"host: {status}, no new {rel(path)}"
     mutants = json.loads(path.read_text())["mutants"]
     survivors = [m["description"] for m in mutants if not m["caught"]]
     caught = f"host: {len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
-    return ok, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+    return not survivors, caught + (f"; SURVIVED: {'; '.join(survivors)}" if survivors else "")
+
+
+def rtl_sample_verdict(status: str, started: float) -> tuple[bool, str, str]:
+    """The RTL sample's verdict and its Markdown, from the files it wrote (not older ones)."""
+    path = MUTANT_SAMPLE_OUT / "mutants.json"
+    if not path.exists() or path.stat().st_mtime < started:
+        return False, f"RTL sample: {status}, no new {rel(path)}", ""
+    result = json.loads(path.read_text())
+    note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
+            f"({len(result['mutants'])} mutants, {rel(path)})")
+    return True, note, (MUTANT_SAMPLE_OUT / "mutants.md").read_text()
 
 
 @dataclass
 class MutationStage:
-    """The mutation stage: the host's mutants, then a fixed sample of the RTL mutants.
+    """The mutation stage: the host's mutants and a fixed sample of the RTL mutants.
 
-    The sample (``RTL_MUTANT_SAMPLE`` mutants, seeded, spread over the modules) goes to its own
-    folder, so it never overwrites a full ``make mutants`` result in out/mutants.json.
+    Both runs share nothing with the rest of the job, so they start as soon as the simulators
+    are built, in subprocesses at a lower priority: they take the cores the other stages leave
+    idle (the pytest stage's last groups, the single-threaded stages after it) and never slow
+    the decodes. What they print is shown when the stage ends. The sample (``RTL_MUTANT_SAMPLE``
+    mutants, seeded, spread over the modules) goes to its own folder, so it never overwrites a
+    full ``make mutants`` result in out/mutants.json.
     """
 
     text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report
+    started: float = 0.0
+    runs: dict[str, tuple[subprocess.Popen, IO[str]]] = field(default_factory=dict)
 
-    def run(self) -> tuple[bool, str]:
-        host_ok, host_note = host_mutation_summary()
-        started = time.time()
-        rtl_ok, status = python_module("verif.mutation.rtl_run", "--sample",
-                                       str(RTL_MUTANT_SAMPLE), "--out", str(MUTANT_SAMPLE_OUT))
-        path = MUTANT_SAMPLE_OUT / "mutants.json"
-        if not path.exists() or path.stat().st_mtime < started:
-            return False, f"{host_note}; RTL sample: {status}, no new {rel(path)}"
-        self.text = (MUTANT_SAMPLE_OUT / "mutants.md").read_text()
-        result = json.loads(path.read_text())
-        rtl_note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
-                    f"({len(result['mutants'])} mutants, {rel(path)})")
-        return host_ok and rtl_ok, f"{host_note}; {rtl_note}"
+    def start(self) -> None:
+        self.started = time.time()
+        commands = {"host": ["verif.mutation.host_run"],
+                    "RTL sample": ["verif.mutation.rtl_run", "--sample", str(RTL_MUTANT_SAMPLE),
+                                   "--out", str(MUTANT_SAMPLE_OUT)]}
+        for name, command in commands.items():
+            output = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read and closed in finish
+            process = subprocess.Popen([sys.executable, "-m", *command], cwd=REPO_ROOT,
+                                       stdout=output, stderr=subprocess.STDOUT, text=True,
+                                       preexec_fn=lambda: os.nice(MUTATION_NICENESS))
+            self.runs[name] = (process, output)
+
+    def finish(self) -> tuple[bool, str]:
+        statuses = {}
+        for name, (process, output) in self.runs.items():
+            statuses[name] = f"exit status {process.wait()}"
+            output.seek(0)
+            print(f"-- {name} mutants\n{output.read()}", end="", flush=True)
+            output.close()
+        host_ok, host_note = host_verdict(statuses["host"], self.started)
+        rtl_ok, rtl_note, self.text = rtl_sample_verdict(statuses["RTL sample"], self.started)
+        codes_ok = all(process.returncode == 0 for process, _ in self.runs.values())
+        return host_ok and rtl_ok and codes_ok, f"{host_note}; {rtl_note}"
+
+    def ended(self) -> Stage:
+        """The stage once both runs are done, timed from their start: its seconds overlap the
+        stages that ran meanwhile."""
+        stage = timed("mutation runs (host, RTL sample)", self.finish)
+        return replace(stage, seconds=time.time() - self.started,
+                       note=f"{stage.note} (alongside the stages from the pytest stage on)")
 
 
 @dataclass
@@ -399,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     stages = [] if args.started is None else [
         Stage("set-up (make setup)", True, began - args.started)]
     stages.append(timed("simulator builds", build_simulators))
+    mutation_stage = MutationStage()
+    mutation_stage.start()
     decodes_since = time.time()
     stages.append(timed("software checks and decodes (pytest-xdist)",
                         lambda: checks_and_decodes(args.jobs)))
@@ -410,10 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     stages.append(timed("serving", serving_stage.run))
     trained_stage = TrainedStage(decodes_since)
     stages.append(timed("trained model", trained_stage.run))
-    mutation_stage = MutationStage()
-    stages.append(timed("mutation runs (host, RTL sample)", mutation_stage.run))
     report = Report(decodes_since)
     stages.append(timed("report", report.build))
+    stages.append(mutation_stage.ended())
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
     REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,

@@ -67,6 +67,26 @@ def test_run_mutants_checks_the_unbroken_copy_and_every_mutant(tmp_path):
     assert seen == [None, mutant]
 
 
+def test_a_control_checks_the_unbroken_copy_after_the_mutants_on_their_outcomes():
+    mutant = Mutant("rule-late", "model/step_rule.py", "return max(0, step + 1 - window + sinks)",
+                    "return max(0, step - window + sinks)", "the trim point is one step late")
+    seen = []
+
+    def check(m, root):
+        seen.append(m)
+        return Outcome(m.name, Verdict.CAUGHT, "test_trim")
+
+    def control(outcomes, root):
+        seen.append([o.detail for o in outcomes])
+        unbroken = "step + 1 - window" in (root / "model/step_rule.py").read_text()
+        return Outcome("unbroken", Verdict.SURVIVED if unbroken else Verdict.CAUGHT, "")
+
+    unbroken, outcomes = run_mutants([mutant], ["model"], check, workers=1, control=control)
+    assert seen == [mutant, ["test_trim"]]  # the mutants first, the unbroken copy never by check
+    assert unbroken.verdict == Verdict.SURVIVED and [o.verdict for o in outcomes] == [
+        Verdict.CAUGHT]
+
+
 def test_a_tree_edited_during_the_run_changes_no_copy(tmp_path):
     """Copies come from a snapshot taken when the run begins: an edit to the tree meanwhile
     (here, made while the unbroken copy is checked) reaches no mutant's copy."""

@@ -19,7 +19,15 @@ import pytest
 
 from model.paths import RTL_DIR
 from verif.mutation import rtl_generator as gen
-from verif.mutation.framework import REPO_ROOT, changed_lines, check_applies, mutate_text
+from verif.mutation import rtl_run
+from verif.mutation.framework import (
+    REPO_ROOT,
+    Verdict,
+    changed_lines,
+    check_applies,
+    mutate_text,
+)
+from verif.mutation.rtl_run import RtlOutcome, StageResult
 
 SEED = 1
 
@@ -121,6 +129,38 @@ def test_each_operator_class_breaks_what_it_says_and_never_a_select():
         ".en (go || x),"]  # only the input ports of an instance
 
 
+def test_the_unbroken_copy_runs_each_check_that_decided_a_verdict_once():
+    block, *_, decode = rtl_run.SUITES["rtl-mutation"]
+    outcomes = [RtlOutcome("a", Verdict.CAUGHT, "", decided_by=(block, "sram")),
+                RtlOutcome("b", Verdict.CAUGHT, "", decided_by=(block, "sram")),
+                RtlOutcome("c", Verdict.TIMEOUT, "", decided_by=(decode, None)),
+                RtlOutcome("d", Verdict.SURVIVED, "every stage passed"),
+                RtlOutcome("e", Verdict.DOES_NOT_BUILD, "", decided_by=(block, "dma"))]
+    assert rtl_run.deciding_checks(outcomes) == [(decode, None), (block, "dma"),
+                                                 (block, "sram")]
+
+
+def test_the_control_fails_when_the_unbroken_copy_fails_a_deciding_check(tmp_path, monkeypatch):
+    block = rtl_run.SUITES["blocks-only"][0]
+    copy = tmp_path / "copy"
+    (copy / "hw").mkdir(parents=True)
+    (copy / "hw" / "x.v").write_text("module x; endmodule\n")
+    ran = []
+
+    def stage_result(stage, tree, name):
+        ran.append((stage.name, name, (tree / "hw" / "x.v").exists()))
+        return StageResult(name != "dma", f"test_block[{name}]", "got 1, want 2")
+
+    monkeypatch.setattr(rtl_run, "MUTANT_ROOT", tmp_path / "mutants")
+    monkeypatch.setattr(rtl_run, "stage_result", stage_result)
+    caught = [RtlOutcome(n, Verdict.CAUGHT, "", decided_by=(block, n)) for n in ("sram", "dma")]
+    outcome = rtl_run.unbroken_control(workers=1)(caught, copy)
+    assert sorted(ran) == [("block", "dma", True), ("block", "sram", True)]  # on the mirror
+    assert outcome.verdict == Verdict.CAUGHT
+    assert outcome.detail == "block:dma: test_block[dma]: got 1, want 2"
+    assert rtl_run.unbroken_control(workers=1)(caught[:1], copy).verdict == Verdict.SURVIVED
+
+
 @pytest.mark.sim
 @pytest.mark.slow
 @pytest.mark.timeout(300)
@@ -133,7 +173,9 @@ def test_a_requant_mutant_is_caught_by_the_real_check_and_the_unbroken_copy_pass
                           env=os.environ | {"PYTHONPATH": str(REPO_ROOT)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "unbroken copy passes: True" in done.stdout
-    (record,) = json.loads((tmp_path / "mutants.json").read_text())["mutants"]
+    result = json.loads((tmp_path / "mutants.json").read_text())
+    assert result["unbroken_checks"] == ["block:requant"]  # the check that caught the mutant
+    (record,) = result["mutants"]
     assert record["name"] == mutant.name and record["verdict"] == "caught"
     assert record["catching_test"].startswith("block: ") and "requant" in record["catching_test"]
     assert record["first_difference"]

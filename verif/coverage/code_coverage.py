@@ -44,6 +44,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from model.machine import COUNTER_FIELDS
@@ -140,10 +141,17 @@ def parse_line(line: str) -> tuple[CoveragePoint, int]:
     if not line.startswith("C '"):
         raise ValueError(f"not a coverage point line: {line[:80]!r}")
     body, count = line[3:].rsplit("' ", 1)
+    return point_of(body), int(count)
+
+
+@cache
+def point_of(body: str) -> CoveragePoint:
+    """The point a line's body describes, parsed once however many files list it: every run of
+    a build lists the same points (make run's report read 140,000 lines)."""
     fields = dict(_key_value(pair) for pair in body.split("\x01") if pair)
     fields.pop("h", None)
     page = fields.get("page", "")
-    point = CoveragePoint(
+    return CoveragePoint(
         file=fields.get("f", ""),
         line=int(fields.get("l", 0)),
         column=int(fields.get("n", 0)),
@@ -154,7 +162,6 @@ def parse_line(line: str) -> tuple[CoveragePoint, int]:
         lines=fields.get("S", ""),
         other=tuple(sorted((k, v) for k, v in fields.items() if k not in NAMED_KEYS)),
     )
-    return point, int(count)
 
 
 def _key_value(pair: str) -> tuple[str, str]:
@@ -187,7 +194,13 @@ def coverage_files(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def in_roots(point: CoveragePoint, roots: Iterable[Path] | None) -> bool:
-    return roots is None or any(Path(point.file).is_relative_to(root) for root in roots)
+    return roots is None or _under(point.file, tuple(roots))
+
+
+@cache
+def _under(file: str, roots: tuple[Path, ...]) -> bool:
+    """Whether a file is under one of the roots: asked once per file, not once per point."""
+    return any(Path(file).is_relative_to(root) for root in roots)
 
 
 # --- exclusion rules: unreachable line and branch points, from the RTL text ---------------------

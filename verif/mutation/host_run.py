@@ -22,11 +22,16 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from model.paths import REPO_ROOT
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
 from verif.mutation.host_mutants import HOST_MUTANTS
 from verif.report.output import write_json
 
 FOLDERS = ("model", "pytest.ini")
+# pytest's cache of each copy's last failures, kept between runs (the copies are temporary): a
+# mutant's checks start with the test that caught it last time (--failed-first), and stop there
+# (-x) if it still does; a mutant caught late in the checks took 3 s instead of 0.7 s
+CACHE_ROOT = REPO_ROOT / "build" / "host-mutants"
 CHECKS = ("model/tests/test_paged.py", "model/tests/test_tiny_lm.py", "model/tests/test_host.py")
 TIMEOUT_SECONDS = 300  # a hung run counts as caught (reported as a timeout), but never happens
 
@@ -37,8 +42,8 @@ def pytest_check(checks: tuple[str, ...]):
     def check(mutant: Mutant | None, root: Path) -> Outcome:
         name = mutant.name if mutant else "unbroken"
         env = os.environ | {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                   "-p", "no:xdist", *checks]
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "--failed-first",
+                   "-o", f"cache_dir={CACHE_ROOT / name}", "-p", "no:xdist", *checks]
         try:
             done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                                   timeout=TIMEOUT_SECONDS)

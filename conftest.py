@@ -15,9 +15,6 @@ import pytest
 
 from sim.runner import seed_from_env
 
-# simulation tests of one build share a process; a failing one is run again with waves
-pytest_plugins = ["verif.env.batching", "verif.env.waves_on_failure"]
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--seeds", type=int, default=1, metavar="N",

@@ -56,6 +56,11 @@ COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
 # Verilator (verif/bench/testbench.py). Only the project's own modules are rewritten (every cocotb
 # test module is one of them); a COCOTB_REWRITE_ASSERTION_FILES in the environment wins.
 REWRITE_ASSERTION_FILES = "model/*.py sim/*.py verif/*.py scripts/*.py"
+# To rewrite assertions, cocotb sets pytest's configuration up in the simulator process, which
+# loaded every installed pytest plugin (xdist, hypothesis, timeout): the simulator's pytest needs
+# none of them. (The repository's own plugins are named in pytest.ini's addopts, which that
+# configuration does not read, for the same reason.)
+SIMULATOR_PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 class BuildFailed(RuntimeError):
@@ -337,7 +342,7 @@ def run_test(
     env = {"PYTHONPATH": _pythonpath(), "RANDOM_SEED": str(seed),
            "COCOTB_REWRITE_ASSERTION_FILES": os.environ.get("COCOTB_REWRITE_ASSERTION_FILES",
                                                             REWRITE_ASSERTION_FILES),
-           **(extra_env or {})}
+           **SIMULATOR_PYTEST_ENV, **(extra_env or {})}
     sim_error: BaseException | None = None
     try:
         get_runner(b.sim).test(

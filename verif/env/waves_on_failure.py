@@ -7,7 +7,7 @@ this failure" is added to the report (in the terminal, under xdist and in JUnit)
 (``sim_job``, verif/env/batching.py) runs its Launch again; a block test, the run_test call its
 SimulationFailed carries. Anything else that fails (a build, a pure-Python test) is not run
 again, nor is a test pytest-timeout stopped (nothing would stop it a second time). Registered
-by conftest.py; WAVES_ON_FAILURE=0 or WAVES=1 switch it off (failure_waves.wanted).
+in pytest.ini; WAVES_ON_FAILURE=0 or WAVES=1 switch it off (failure_waves.wanted).
 """
 
 from __future__ import annotations

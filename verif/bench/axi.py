@@ -18,7 +18,7 @@ from pathlib import Path
 from model.isa import ChipConfig
 from model.paths import OUT, PLOTS, RUNS_ROOT, TB_DIR
 from sim.runner import build, rtl_sources, run_test
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
 LATENCIES = (1, 2, 5, 10, 20, 50, 100, 200)
@@ -53,7 +53,7 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def plot(rows: list[dict]) -> None:
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = subplots(figsize=(6, 4))
     for low in LOWS:
         points = [(r["latency"], r["words_per_cycle"]) for r in rows if r["low"] == low]
         axes.plot(*zip(*points, strict=True), marker="o", label=f"low {100 * low / 1024:.0f}%")

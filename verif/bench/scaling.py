@@ -50,7 +50,7 @@ from model.step_rule import plan_step, trim_point
 from model.tiny_lm import TinyLM, make_model
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
 BENCH_DIR = OUT / "bench_scaling"
@@ -330,7 +330,7 @@ def statements(sweeps: Sweeps) -> list[str]:
 
 def plot(sweeps: Sweeps, path: Path) -> Path:
     """Cycles and ms per step, against context (with the fitted line) and pool size."""
-    figure, axes = plt.subplots(2, 2, figsize=(10, 7))
+    figure, axes = subplots(2, 2, figsize=(10, 7))
     contexts, costs = sweeps.contexts, sweeps.context_costs
     fit = linear_fit(contexts, [c.cycles for c in costs])
     axes[0][0].plot(contexts, [c.cycles for c in costs], "o", label="measured")

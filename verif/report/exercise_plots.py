@@ -26,7 +26,7 @@ from verif.report.example_b import (
     serving_rows,
 )
 from verif.report.example_b_part3 import window_accuracy_rows
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 
 # The chapter's Figure 15.6, as printed: agreement (%) with full attention per window.
 CHAPTER_AGREEMENT = {2: 71.5, 4: 76.2, 8: 82.6, 16: 93.5, 24: 100.0}
@@ -54,7 +54,7 @@ def window_agreement_plot(part3: list[dict], path: Path) -> Path:
     """Figure 15.6: agreement with full attention against the window, ours and the chapter's."""
     comparison = window_agreement_comparison(part3)
     windows = comparison["window"]
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure, axes = subplots(figsize=(7, 4))
     axes.plot(
         windows,
         comparison["ours_percent"],
@@ -83,7 +83,7 @@ def window_agreement_plot(part3: list[dict], path: Path) -> Path:
 def batch_vs_context_plot(part4: list[dict], path: Path) -> Path:
     """Figure 15.7: the largest batch against the context, without and with a window."""
     contexts = [row["context"] for row in part4]
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure, axes = subplots(figsize=(7, 4))
     axes.plot(
         contexts,
         [row["max_batch_full"] for row in part4],

@@ -28,7 +28,7 @@ from verif.env.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
 from verif.env.run_record import RESULT_FILE
 from verif.report.chapter import collect_chip_gather_runs, collect_runs, markdown_table
 from verif.report.chapter import label as window_label
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
 
@@ -111,7 +111,7 @@ def step_rows(decodes: list[GatherSteps], window: int | None) -> tuple[list[str]
 
 def plot(decodes: list[GatherSteps], path: Path) -> Path:
     """Host words written and chip cycles per step, both modes, every window (model)."""
-    figure, (words_axes, cycles_axes) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (words_axes, cycles_axes) = subplots(1, 2, figsize=(11, 4))
     for d in (d for d in decodes if d.source == "model"):
         style = {"color": f"C{CHAPTER_WINDOWS.index(d.window)}",
                  "linestyle": "-" if d.gather == "host" else "--"}

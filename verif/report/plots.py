@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from verif.report.chapter import CHAPTER_WINDOWS, ChapterRun, label
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 
 STYLES = {"icarus": {"linestyle": "-", "linewidth": 2.5, "alpha": 0.6},
           "verilator": {"linestyle": "--", "linewidth": 1.2}}
 
 
 def _per_step(runs: list[ChapterRun], values, ylabel: str, title: str, path: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure, axes = subplots(figsize=(7, 4))
     for run in runs:
         steps = [row.step for row in run.steps]
         axes.plot(steps, values(run), label=f"{label(run.window)} {run.sim}",
@@ -45,7 +45,7 @@ def memory_plot(part1: list[dict], path: Path) -> Path:
     names = ["contiguous" if row["page_size"] is None else f"page {row['page_size']}"
              for row in part1]
     wasted = [100 * (r["rows_reserved"] - r["rows_used"]) / r["rows_reserved"] for r in part1]
-    figure, (held_axes, waste_axes) = plt.subplots(1, 2, figsize=(9, 3.8))
+    figure, (held_axes, waste_axes) = subplots(1, 2, figsize=(9, 3.8))
     held_axes.bar(names, [row["requests_held"] for row in part1], color="tab:blue")
     held_axes.set_title("requests held in the pool")
     waste_axes.bar(names, wasted, color="tab:red")
@@ -60,7 +60,7 @@ def sharing_plot(part2: list[dict], path: Path) -> Path:
     """Example B part 2: pages in use with the prompt copied vs shared, per (prompt, page)."""
     names = [f"prompt {row['prompt']}\npage {row['page']}" for row in part2]
     positions = range(len(part2))
-    figure, axes = plt.subplots(figsize=(8, 4))
+    figure, axes = subplots(figsize=(8, 4))
     axes.bar([p - 0.2 for p in positions], [row["pages_copied"] for row in part2], width=0.4,
              label="prompt copied per request")
     axes.bar([p + 0.2 for p in positions], [row["pages_shared"] for row in part2], width=0.4,

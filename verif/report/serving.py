@@ -25,7 +25,7 @@ from model.throughput import batching_ceiling
 from sim.toolchain import SIMULATORS
 from verif.env.plans import SERVING_BATCHES, serving_spec
 from verif.env.run_record import newest_results
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
 SWEEP_SIM = "verilator"  # the sweep's simulator: B = 8 also runs on Icarus (the same numbers)
@@ -162,7 +162,7 @@ def print_table(table: dict[str, Any]) -> str:
 
 
 def throughput_plot(table: dict[str, Any], path: Path) -> Path:
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = subplots(figsize=(6, 4))
     for gather, color in zip(GATHER_MODES, ("tab:blue", "tab:orange"), strict=True):
         rows = [r for r in table["rows"] if r["gather"] == gather]
         axes.plot([r["batch"] for r in rows], [r["tokens_per_kilocycle"] for r in rows], "o-",

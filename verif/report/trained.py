@@ -43,7 +43,7 @@ from model.trained_report import (
 )
 from model.window_quality import SINK_COUNTS
 from verif.env.disk_cache import load_json, model_code_digest, store_json
-from verif.report.figures import plt, save_figure
+from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
 TRAINED_CACHE = BUILD_ROOT / "trained_report"
@@ -109,7 +109,7 @@ def agreement_lines(table: dict[str, Any], sinks: int) -> tuple[list[int], list[
 def window_plot(report: dict[str, Any], path: Path) -> Path:
     """Figure 15.6 for each model: agreement with full attention against the window."""
     models = report["windows"]
-    figure, panels = plt.subplots(1, len(models), figsize=(11, 4), sharey=True)
+    figure, panels = subplots(1, len(models), figsize=(11, 4), sharey=True)
     for axes, (name, tables) in zip(panels, models.items(), strict=True):
         for reader, table in tables.items():
             for color, sinks in enumerate(SINK_COUNTS):

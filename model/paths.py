@@ -7,6 +7,7 @@ output folder (run folders, reports, plots, JSON), which git ignores.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +19,11 @@ MODEL_DIR = REPO_ROOT / "model"
 
 BUILD_ROOT = REPO_ROOT / "build"
 OUT = REPO_ROOT / "out"
-RUNS_ROOT = OUT / "runs"
+# Each test's run folder is under RUNS_ROOT: out/runs, unless the environment names another, as a
+# regression run inside another one must (two regressions of one test and seed would otherwise
+# share, and clear, each other's run folders). Every process it starts inherits it.
+RUNS_ROOT_ENV = "RUNS_ROOT"
+RUNS_ROOT = Path(os.environ.get(RUNS_ROOT_ENV) or OUT / "runs")
 PLOTS = OUT / "plots"
 JUNIT_DIR = OUT / "junit"
 

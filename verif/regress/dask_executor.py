@@ -8,7 +8,8 @@ makes). Each becomes one task, submitted most expensive first, that runs on a wo
 in the worker's working copy (sim.runner's REPO_ROOT as the worker imports it) and returns a
 `TaskResult`: pytest's exit status, the JUnit text, the tail of its output, and the report files
 of the node's run folders (result.json, coverage.yml, coverage.dat, results.xml; waveforms stay
-on the worker). The controller writes those files into its own out/runs/ where they differ (on
+on the worker), named from the run folders' root (the controller's RUNS_ROOT if it set one, else
+out/runs). The controller writes those files into its own run folders where they differ (on
 this machine, or with a shared filesystem, they are already there), so the coverage report and
 JUnit come out as on the xdist path, also from workers with a copy of the repository of their
 own.
@@ -38,14 +39,15 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster, as_completed
 
-from model.paths import REPO_ROOT
+from model.paths import REPO_ROOT, RUNS_ROOT, RUNS_ROOT_ENV
 from sim.lengths import FULL_LENGTH_ENV
 from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.regress.run_folders import REPORT_FILES, node_runs
 from verif.regress.shards import Node
 
 # the controller's, given to every task
-ENV_PASSED = ("RANDOM_SEED", "CODE_COVERAGE", "WAVES", WAVES_ON_FAILURE, FULL_LENGTH_ENV)
+ENV_PASSED = ("RANDOM_SEED", "CODE_COVERAGE", "WAVES", WAVES_ON_FAILURE, FULL_LENGTH_ENV,
+              RUNS_ROOT_ENV)
 CONNECT_TIMEOUT_S = 10
 WORKERS_TIMEOUT_S = 60
 OUTPUT_TAIL = 4000  # characters of a task's pytest output kept for a failure without JUnit
@@ -65,7 +67,7 @@ class TaskResult:
     output: str  # the tail of pytest's output
     seconds: float
     worker: str  # host name of the worker
-    files: dict[str, bytes] = field(default_factory=dict)  # relative to the worker's repo
+    files: dict[str, bytes] = field(default_factory=dict)  # relative to the run folders' root
 
 
 @contextmanager
@@ -110,8 +112,9 @@ def run_node(nodeid: str, seeds: int, env: dict[str, str]) -> TaskResult:
         done = subprocess.run(command, cwd=REPO_ROOT, env={**os.environ, **env},
                               capture_output=True, text=True)
         text = junit.read_text() if junit.exists() else None
-    files = {str(path.relative_to(REPO_ROOT)): path.read_bytes()
-             for run_dir in node_runs([nodeid], started)
+    runs_root = Path(env.get(RUNS_ROOT_ENV) or RUNS_ROOT)  # the controller's, if it named one
+    files = {str(path.relative_to(runs_root)): path.read_bytes()
+             for run_dir in node_runs([nodeid], started, runs_root)
              for path in (run_dir / name for name in REPORT_FILES) if path.exists()}
     return TaskResult(nodeid, done.returncode, text, (done.stdout + done.stderr)[-OUTPUT_TAIL:],
                       time.time() - started, socket.gethostname(), files)
@@ -136,11 +139,12 @@ def run_nodes(client: Client, nodes: list[Node], seeds: int,
     return [results[node.nodeid] for node in nodes]
 
 
-def store_files(result: TaskResult, repo: Path = REPO_ROOT) -> set[Path]:
-    """Write a task's report files into this working copy where they differ; its run folders."""
+def store_files(result: TaskResult, runs_root: Path = RUNS_ROOT) -> set[Path]:
+    """Write a task's report files into this machine's run folders where they differ; returns
+    its run folders."""
     run_dirs = set()
     for relative, data in result.files.items():
-        path = repo / relative
+        path = runs_root / relative
         if not path.exists() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)

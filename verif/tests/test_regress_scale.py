@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from _pytest.junitxml import mangle_test_address
 
-from model.paths import REPO_ROOT
+from model.paths import REPO_ROOT, RUNS_ROOT_ENV
 from sim.runner import locked
 from verif.regress import dask_executor, regress
 from verif.regress.failure_groups import groups_file
@@ -128,9 +128,11 @@ def test_the_merge_orders_the_cases_and_lists_the_reruns(tmp_path, capsys):
 
 
 def regression(out: Path, seed: int, *args: str) -> subprocess.CompletedProcess:
-    """`python -m scripts.regress ARGS --out OUT` with RANDOM_SEED=seed, outside this pytest."""
+    """`python -m scripts.regress ARGS --out OUT` with RANDOM_SEED=seed, outside this pytest,
+    its run folders under OUT (the regressions of these tests run the same decode with the same
+    seed, at the same time on two workers)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["RANDOM_SEED"] = str(seed)
+    env |= {"RANDOM_SEED": str(seed), RUNS_ROOT_ENV: str(out / "runs")}
     done = subprocess.run([sys.executable, "-m", "scripts.regress", "--out", str(out), *args],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: a test failed, still compared

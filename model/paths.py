@@ -21,9 +21,10 @@ BUILD_ROOT = REPO_ROOT / "build"
 OUT = REPO_ROOT / "out"
 # Each test's run folder is under RUNS_ROOT: out/runs, unless the environment names another, as a
 # regression run inside another one must (two regressions of one test and seed would otherwise
-# share, and clear, each other's run folders). Every process it starts inherits it.
+# share, and clear, each other's run folders). Every process it starts inherits it; a relative
+# one is taken from the repository root, the same in every process whatever its folder.
 RUNS_ROOT_ENV = "RUNS_ROOT"
-RUNS_ROOT = Path(os.environ.get(RUNS_ROOT_ENV) or OUT / "runs")
+RUNS_ROOT = REPO_ROOT / (os.environ.get(RUNS_ROOT_ENV) or OUT / "runs")
 PLOTS = OUT / "plots"
 JUNIT_DIR = OUT / "junit"
 

@@ -78,6 +78,12 @@ class ReportInputs:
         return digest.hexdigest()[:32]
 
 
+def cache_file(params: dict[str, Any] = FULL, cache_dir: Path = TRAINED_CACHE,
+               inputs: ReportInputs | None = None) -> Path:
+    """Where the report for ``params`` and these inputs (default: the current ones) is kept."""
+    return cache_dir / f"{(inputs or ReportInputs.current()).key(params)}.json"
+
+
 def cached_trained_report(params: dict[str, Any] = FULL, cache_dir: Path = TRAINED_CACHE,
                           inputs: ReportInputs | None = None,
                           compute: Callable[..., dict[str, Any]] = trained_report,
@@ -85,7 +91,7 @@ def cached_trained_report(params: dict[str, Any] = FULL, cache_dir: Path = TRAIN
     """(the report for ``params``, whether it came from ``cache_dir``): read when a run computed
     it from the same inputs before (unless ``refresh``), else computed by ``compute(**params)``
     and kept."""
-    path = cache_dir / f"{(inputs or ReportInputs.current()).key(params)}.json"
+    path = cache_file(params, cache_dir, inputs)
     stored = None if refresh else load_json(path)
     if isinstance(stored, dict):
         return stored, True

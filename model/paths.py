@@ -8,6 +8,7 @@ output folder (run folders, reports, plots, JSON), which git ignores.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,14 @@ OUT = REPO_ROOT / "out"
 # share, and clear, each other's run folders). Every process it starts inherits it; a relative
 # one is taken from the repository root, the same in every process whatever its folder.
 RUNS_ROOT_ENV = "RUNS_ROOT"
-RUNS_ROOT = REPO_ROOT / (os.environ.get(RUNS_ROOT_ENV) or OUT / "runs")
+
+
+def runs_root(environment: Mapping[str, str]) -> Path:
+    """The run folders' root an environment names (see above)."""
+    return REPO_ROOT / (environment.get(RUNS_ROOT_ENV) or OUT / "runs")
+
+
+RUNS_ROOT = runs_root(os.environ)
 PLOTS = OUT / "plots"
 JUNIT_DIR = OUT / "junit"
 

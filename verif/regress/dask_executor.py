@@ -39,7 +39,7 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster, as_completed
 
-from model.paths import REPO_ROOT, RUNS_ROOT, RUNS_ROOT_ENV
+from model.paths import REPO_ROOT, RUNS_ROOT, RUNS_ROOT_ENV, runs_root
 from sim.lengths import FULL_LENGTH_ENV
 from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.regress.run_folders import REPORT_FILES, node_runs
@@ -105,16 +105,17 @@ def connect(scheduler: str) -> Client:
 def run_node(nodeid: str, seeds: int, env: dict[str, str]) -> TaskResult:
     """One node id in a pytest of its own, on a worker; returns its JUnit and report files."""
     started = time.time()
+    task_env = os.environ | env
     with tempfile.TemporaryDirectory(prefix="regress-task-") as tmp:
         junit = Path(tmp) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p",
                    "no:cacheprovider", "--seeds", str(seeds), f"--junitxml={junit}", nodeid]
-        done = subprocess.run(command, cwd=REPO_ROOT, env={**os.environ, **env},
-                              capture_output=True, text=True)
+        done = subprocess.run(command, cwd=REPO_ROOT, env=task_env, capture_output=True,
+                              text=True)
         text = junit.read_text() if junit.exists() else None
-    runs_root = Path(env.get(RUNS_ROOT_ENV) or RUNS_ROOT)  # the controller's, if it named one
-    files = {str(path.relative_to(runs_root)): path.read_bytes()
-             for run_dir in node_runs([nodeid], started, runs_root)
+    root = runs_root(task_env)  # the controller's, if it named one
+    files = {str(path.relative_to(root)): path.read_bytes()
+             for run_dir in node_runs([nodeid], started, root)
              for path in (run_dir / name for name in REPORT_FILES) if path.exists()}
     return TaskResult(nodeid, done.returncode, text, (done.stdout + done.stderr)[-OUTPUT_TAIL:],
                       time.time() - started, socket.gethostname(), files)

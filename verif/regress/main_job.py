@@ -164,10 +164,10 @@ class MutationStage:
     Both runs share nothing with the rest of the job, so they start as soon as the simulators
     are built, in subprocesses at a lower priority: they take the cores the other stages leave
     idle (the pytest stage's last groups, the single-threaded stages after it), and otherwise
-    a small share of the decodes' (make run went from 101 s to 73-84 s). What they print is
-    shown when the stage ends. The sample (``RTL_MUTANT_SAMPLE``
-    mutants, seeded, spread over the modules) goes to its own folder, so it never overwrites a
-    full ``make mutants`` result in out/mutants.json.
+    a small share of the decodes' (make run went from 101 s to 73-86 s). What they print is
+    shown when the stage ends. The sample (``RTL_MUTANT_SAMPLE`` mutants, seeded, spread over
+    the modules) goes to its own folder, so it never overwrites a full ``make mutants`` result
+    in out/mutants.json.
     """
 
     text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 DPI = 110
 
@@ -25,7 +26,7 @@ def _pyplot():
     return plt
 
 
-def subplots(*args, **kwargs):
+def subplots(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``matplotlib.pyplot.subplots``: a figure and its axes."""
     return _pyplot().subplots(*args, **kwargs)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from model.exp_table import EXP
+from model.isa import QUO_W
 
 INT8_MIN, INT8_MAX = -128, 127
 INT32_MIN = -(2**31)
@@ -62,10 +63,15 @@ def softmax_int(x: np.ndarray) -> np.ndarray:
     return (e * PROB_ONE + (total >> 1)) // total  # all terms are non-negative: // truncates
 
 
-def divu(numerator: int, denominator: int, width: int = 32) -> tuple[int, int]:
-    """The divider block: unsigned quotient and remainder; x/0 gives all ones and x."""
-    if denominator == 0:
-        return (1 << width) - 1, numerator
+def divu(numerator: int, denominator: int, quotient_bits: int = QUO_W) -> tuple[int, int]:
+    """The divider block (hw/ISA.md, "SOFTMAX"): a restoring division that decides
+    ``quotient_bits`` quotient bits, so it divides exactly when the quotient fits them
+    (numerator < denominator * 2^quotient_bits: SOFTMAX's divisions always do). Outside that
+    range, a zero denominator included, every step subtracts: the quotient is all ones and the
+    remainder what is left."""
+    ones = (1 << quotient_bits) - 1
+    if numerator >= denominator << quotient_bits:
+        return ones, numerator - denominator * ones
     return numerator // denominator, numerator % denominator
 
 

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 WORDS_PER_INSTR = 4
-DIV_W = 32
+DIV_W = 32  # the SOFTMAX divider's dividend, divisor and remainder width
+# The divider's quotient width, one pipeline stage per bit: SOFTMAX's quotients are 0 .. 127
+# (hw/ISA.md, "SOFTMAX"), so 7 bits hold every one, and each takes QUO_W cycles to leave.
+QUO_W = 7
 OPCODE_BITS = 8  # word 0's [31:24]
 ERROR_BITS = 4  # the chip's `error` port
 
@@ -401,7 +404,14 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
         return matmul_cycles(instr.m, instr.k, instr.n, cfg)
     if op in (Op.VADD, Op.VMAX, Op.ARGMAX):
         return instr.length + 1
-    return 2 * (instr.length + 1) + instr.length * (DIV_W + 2)
+    return softmax_cycles(instr.length)
+
+
+def softmax_cycles(length: int) -> int:
+    """SOFTMAX: the maximum pass and the exponentials pass (length + 1 each), then the
+    divisions, one entering the divider's pipeline a cycle and each written QUO_W cycles
+    later."""
+    return 2 * (length + 1) + length + QUO_W
 
 
 def program_cycles(program: Sequence[Instr] | Sequence[int], cfg: ChipConfig) -> int:

@@ -57,8 +57,9 @@
 `define ERR_BAD_PAGE             4'd4
 `define ERR_BUS_ERROR            4'd5
 
-// the SOFTMAX divider's width (model.isa.DIV_W; it sets SOFTMAX's cycle cost)
-`define DIV_W                    32
+// the SOFTMAX divider (model.isa.DIV_W, QUO_W; QUO_W sets SOFTMAX's cycle cost)
+`define DIV_W                    32              // dividend, divisor and remainder
+`define QUO_W                    7               // quotient bits: the divider's pipeline stages
 
 // the paged instructions' limits (model.isa; hw/ISA.md, "Paged instructions")
 `define PAGE_SHIFT_MAX           15              // pages of 1 .. 2^PAGE_SHIFT_MAX rows

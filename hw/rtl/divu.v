@@ -1,78 +1,86 @@
 `default_nettype none
-// divu: iterative restoring unsigned divider, one quotient bit per cycle.
+`include "chip_defs.vh"
+// divu: pipelined restoring unsigned divider for quotients of QUO_W bits. A division may enter
+// every cycle; its result leaves QUO_W cycles later.
 //
-// Timing: `start` in cycle 0 loads the operands; cycles 1 .. DIV_W are the DIV_W steps (`busy`);
-// in cycle DIV_W + 1 `done` is high for one cycle and quotient/remainder are valid. They stay
-// valid until the next `start`.
+// Stage j (0 .. QUO_W-1) decides quotient bit QUO_W-1-j: it subtracts divisor << (QUO_W-1-j)
+// from the partial remainder when that does not go below zero. When the quotient fits QUO_W
+// bits (dividend < divisor * 2^QUO_W: every SOFTMAX division, hw/ISA.md) the result is exact:
+// quotient = dividend / divisor, remainder = dividend % divisor. Outside that range (a zero
+// divisor included) every stage subtracts: quotient all ones, remainder
+// dividend - divisor * (2^QUO_W - 1).
 //
-// Division by zero is defined (hw/ISA.md): quotient = all ones, remainder = the dividend. The
-// restoring algorithm gives exactly that with no special case: every trial subtraction of 0
-// succeeds.
+// Timing: in_valid, dividend and divisor in cycle t; out_valid, quotient and remainder in cycle
+// t + QUO_W. The divisor is not carried down the pipeline (that would cost QUO_W registers of
+// DIV_W bits): it must stay unchanged from a division's entry until its result leaves, as the
+// softmax unit's sum does for a whole row.
 module divu #(
-    parameter DIV_W = 32    // operand, quotient and remainder width
+    parameter DIV_W = `DIV_W,    // dividend, divisor and remainder width
+    parameter QUO_W = `QUO_W     // quotient width: one pipeline stage per bit
 ) (
     input  wire             clk,
     input  wire             rst,
 
-    input  wire             start,       // load dividend and divisor (ignored while busy)
+    input  wire             in_valid,    // a division enters
     input  wire [DIV_W-1:0] dividend,
-    input  wire [DIV_W-1:0] divisor,
+    input  wire [DIV_W-1:0] divisor,     // held while any division is in the pipeline
 
-    output wire             busy,        // a step is running this cycle
-    output reg              done,        // one cycle: the result is ready
-    output wire [DIV_W-1:0] quotient,
+    output wire             out_valid,   // a division's result leaves
+    output wire [QUO_W-1:0] quotient,
     output wire [DIV_W-1:0] remainder
 );
 
-localparam CNT_W = $clog2(DIV_W + 1);    // width of the step counter
+localparam WIDE = DIV_W + QUO_W;    // holds divisor << (QUO_W - 1)
 
 initial begin
-    if (DIV_W < 2) begin
-        $display("divu: DIV_W=%0d is too small", DIV_W);
+    if (DIV_W < 2 || QUO_W < 2 || QUO_W > DIV_W) begin
+        $display("divu: DIV_W=%0d, QUO_W=%0d: need 2 <= QUO_W <= DIV_W", DIV_W, QUO_W);
         $finish;
     end
 end
 
-reg [DIV_W-1:0] rem_reg;       // partial remainder
-reg [DIV_W-1:0] quo_reg;       // dividend bits still to use, then the quotient bits
-reg [DIV_W-1:0] den_reg;       // divisor
-reg [CNT_W-1:0] count_reg;     // steps left
+reg [DIV_W-1:0] rem_reg [0:QUO_W-1];    // stage j's partial remainder
+reg [QUO_W-1:0] quo_reg [0:QUO_W-1];    // stage j's quotient bits so far, the latest lowest
+reg [QUO_W-1:0] valid_reg;              // stage j holds a division
 
-// one restoring step: bring down the next dividend bit and try to subtract the divisor
-wire [DIV_W:0]  trial    = {rem_reg, quo_reg[DIV_W-1]};
-wire            fits     = trial >= {1'b0, den_reg};
-wire [DIV_W:0]  trial_rm = fits ? trial - {1'b0, den_reg} : trial;
+// one restoring step on `rem` for quotient bit `bit_index`: {the bit, the remainder after it}
+function [DIV_W:0] restore;
+    input [DIV_W-1:0] rem;
+    input [DIV_W-1:0] den;
+    input integer     bit_index;
+    reg   [WIDE-1:0]  part;
+    begin
+        part = {{QUO_W{1'b0}}, den} << bit_index;
+        if ({{QUO_W{1'b0}}, rem} >= part) begin
+            restore = {1'b1, rem - part[DIV_W-1:0]};    // part <= rem: it fits DIV_W bits
+        end else begin
+            restore = {1'b0, rem};
+        end
+    end
+endfunction
 
-assign busy      = (count_reg != {CNT_W{1'b0}});
-assign quotient  = quo_reg;
-assign remainder = rem_reg;
-
+integer j;
 always @(posedge clk) begin
     if (rst) begin
-        rem_reg   <= {DIV_W{1'b0}};
-        quo_reg   <= {DIV_W{1'b0}};
-        den_reg   <= {DIV_W{1'b0}};
-        count_reg <= {CNT_W{1'b0}};
-        done      <= 1'b0;
-    end else if (start && !busy) begin
-        rem_reg   <= {DIV_W{1'b0}};
-        quo_reg   <= dividend;
-        den_reg   <= divisor;
-        count_reg <= DIV_W[CNT_W-1:0];
-        done      <= 1'b0;
-    end else if (busy) begin
-        // the remainder after a step is below the divisor (or, dividing by zero, is the
-        // dividend's leading bits): it always fits DIV_W bits
-        rem_reg   <= trial_rm[DIV_W-1:0];
-        quo_reg   <= {quo_reg[DIV_W-2:0], fits};
-        count_reg <= count_reg - {{(CNT_W-1){1'b0}}, 1'b1};
-        done      <= (count_reg == {{(CNT_W-1){1'b0}}, 1'b1});
-    end else begin
-        done      <= 1'b0;
+        valid_reg <= {QUO_W{1'b0}};
+        for (j = 0; j < QUO_W; j = j + 1) begin
+            rem_reg[j] <= {DIV_W{1'b0}};
+            quo_reg[j] <= {QUO_W{1'b0}};
+        end
+    end else if (in_valid || (valid_reg != {QUO_W{1'b0}})) begin
+        // each stage shifts its bit in below the bits decided before it
+        valid_reg <= {valid_reg[QUO_W-2:0], in_valid};
+        {quo_reg[0], rem_reg[0]} <= {{(QUO_W-1){1'b0}}, restore(dividend, divisor, QUO_W - 1)};
+        for (j = 1; j < QUO_W; j = j + 1) begin
+            {quo_reg[j], rem_reg[j]} <= {quo_reg[j-1][QUO_W-2:0],
+                                         restore(rem_reg[j-1], divisor, QUO_W - 1 - j)};
+        end
     end
 end
 
-wire unused_divu = &{1'b0, trial_rm[DIV_W]};
+assign out_valid = valid_reg[QUO_W-1];
+assign quotient  = quo_reg[QUO_W-1];
+assign remainder = rem_reg[QUO_W-1];
 
 endmodule
 

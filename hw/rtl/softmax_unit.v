@@ -5,9 +5,9 @@
 //   MAX : cycles 0 .. len read x[e] (e < len) and fold x[e-1] into the maximum mx  (len + 1)
 //   EXP : cycles 0 .. len read x[e] again; x[e-1] gives e[e-1] = EXP[mx - x[e-1]], kept in the
 //         row memory and added to the sum s                                          (len + 1)
-//   DIV : per element i, one load cycle that starts the divider on
-//         (e[i] * 127 + (s >> 1)) / s, DIV_W step cycles, and one cycle that writes the
-//         quotient to sram[c + i]                                             (len * (DIV_W + 2))
+//   DIV : cycles 0 .. len-1 put element i = cycle into the divider's pipeline,
+//         (e[i] * 127 + (s >> 1)) / s; its quotient leaves QUO_W cycles later and is written
+//         to sram[c + i] in that cycle                                           (len + QUO_W)
 // `done` is high in the last write cycle. Cycle 0 is the cycle after `cmd_softmax`.
 // `exp_valid` is high in each EXP cycle that looks an element up in the exp table, and
 // `exp_index` is that lookup's index mx - x (the controller keeps their maximum: ev_sm_range).
@@ -38,13 +38,13 @@ module softmax_unit #(
 );
 
 localparam SM_AW = $clog2(SM_MAX);    // row memory address width
-localparam DIV_W = `DIV_W;            // divider width: ISA.md fixes it (it sets the cycle cost)
+localparam DIV_W = `DIV_W;            // the divider's operand width
+localparam QUO_W = `QUO_W;            // its quotient bits and stages (ISA.md: the cycle cost)
 
 localparam [2:0] S_IDLE  = 3'd0;
 localparam [2:0] S_MAX   = 3'd1;      // pass 1: the maximum
 localparam [2:0] S_EXP   = 3'd2;      // pass 2: exponentials and their sum
-localparam [2:0] S_DLOAD = 3'd3;      // pass 3: start the division of element idx
-localparam [2:0] S_DWAIT = 3'd4;      // pass 3: divider steps, then the write
+localparam [2:0] S_DIV   = 3'd3;      // pass 3: the divisions, one entering a cycle
 
 localparam [DIV_W-1:0] PROB_ONE = 127;    // the output that stands for probability 1
 
@@ -53,7 +53,7 @@ initial begin
 end
 
 reg [2:0]       state_reg, state_next;
-reg [15:0]      idx_reg, idx_next;      // MAX/EXP: cycle number e; DIV: element i
+reg [15:0]      idx_reg, idx_next;      // MAX/EXP/DIV: the pass's cycle number
 reg [7:0]       mx_reg, mx_next;        // the maximum (int8)
 reg [DIV_W-1:0] sum_reg, sum_next;      // s
 
@@ -89,39 +89,40 @@ rowmem #(
     .rd_data (row_rdata)
 );
 
-// pass 3: the divider
+// pass 3: the divider. Element idx enters in cycle idx (idx < len); the one leaving now
+// entered QUO_W cycles ago.
 wire [DIV_W-1:0] numerator = {{(DIV_W-16){1'b0}}, row_rdata} * PROB_ONE + (sum_reg >> 1);
-wire             div_start = (state_reg == S_DLOAD);
-wire             div_done;
-wire [DIV_W-1:0] div_quotient;
+wire             div_in    = (state_reg == S_DIV) && (idx_reg < cmd_len);
+wire             div_out;
+wire [QUO_W-1:0] div_quotient;
 wire [DIV_W-1:0] div_remainder;
-wire             div_busy;
 
 divu #(
-    .DIV_W (DIV_W)
+    .DIV_W (DIV_W),
+    .QUO_W (QUO_W)
 ) u_divu (
     .clk       (clk),
     .rst       (rst),
-    .start     (div_start),
+    .in_valid  (div_in),
     .dividend  (numerator),
     .divisor   (sum_reg),
-    .busy      (div_busy),
-    .done      (div_done),
+    .out_valid (div_out),
     .quotient  (div_quotient),
     .remainder (div_remainder)
 );
 
-wire last_elem = (idx_reg == cmd_len - 16'd1);
-wire writing   = (state_reg == S_DWAIT) && div_done;
+wire [15:0] out_elem  = idx_reg - QUO_W[15:0];    // the element whose quotient leaves now
+wire        writing   = div_out;                 // only S_DIV feeds the divider
+wire        last_elem = (out_elem == cmd_len - 16'd1);
 
 wire [16:0] rd_sum = {1'b0, cmd_a} + {1'b0, idx_reg};
-wire [16:0] wr_sum = {1'b0, cmd_c} + {1'b0, idx_reg};
+wire [16:0] wr_sum = {1'b0, cmd_c} + {1'b0, out_elem};
 
 assign done       = writing && last_elem;
 assign sram_raddr = rd_sum[SRAM_AW-1:0];
 assign sram_we    = writing;
 assign sram_waddr = wr_sum[SRAM_AW-1:0];
-assign sram_wdata = div_quotient;
+assign sram_wdata = {{(32-QUO_W){1'b0}}, div_quotient};
 
 always @* begin
     state_next = state_reg;
@@ -152,21 +153,14 @@ always @* begin
                 sum_next = sum_reg + {{(DIV_W-16){1'b0}}, exp_val};
             end
             if (pass_end) begin
-                state_next = S_DLOAD;
+                state_next = S_DIV;
                 idx_next   = 16'd0;
             end
         end
-        S_DLOAD: begin
-            state_next = S_DWAIT;
-        end
-        S_DWAIT: begin
-            if (div_done) begin
-                if (last_elem) begin
-                    state_next = S_IDLE;
-                end else begin
-                    state_next = S_DLOAD;
-                    idx_next   = idx_reg + 16'd1;
-                end
+        S_DIV: begin
+            idx_next = idx_reg + 16'd1;
+            if (done) begin
+                state_next = S_IDLE;
             end
         end
         default: begin
@@ -189,8 +183,8 @@ always @(posedge clk) begin
     end
 end
 
-// quotient <= 127 and the remainder is not needed; the divider's busy is implied by the state
-wire unused_softmax_unit = &{1'b0, sram_rdata[31:8], div_remainder, div_busy,
+// the remainder is not needed
+wire unused_softmax_unit = &{1'b0, sram_rdata[31:8], div_remainder,
                              idx_reg[15:SM_AW], elem[15:SM_AW],
                              rd_sum[16:SRAM_AW], wr_sum[16:SRAM_AW]};
 

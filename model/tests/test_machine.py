@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from model import arith, isa, machine, randprog
 from model.exp_table import EXP
-from model.isa import ChipConfig, ErrorCode, Op
+from model.isa import PARAMETER_RANGES, QUO_W, ChipConfig, ErrorCode, Op
 
 CFG = ChipConfig()
 OVERHEAD = (4 + CFG.ext_lat + 2) + 1  # fetch: a stream of 4 words on the ideal memory; check
@@ -104,9 +104,27 @@ def test_softmax_int_follows_the_spec_step_by_step():
         assert arith.softmax_int(np.array(x)).tolist() == expected
 
 
-def test_divider_defines_division_by_zero():
-    assert arith.divu(17, 0) == (2**32 - 1, 17)
+def test_the_divider_divides_exactly_when_the_quotient_fits_its_bits():
     assert arith.divu(17, 5) == (3, 2)
+    assert arith.divu(127 * 9 + 8, 9) == (127, 8)  # the largest quotient of 7 bits
+    assert arith.divu(128 * 9, 9) == (127, 9)  # one more: every step subtracted, 9 left
+    assert arith.divu(17, 0) == (127, 17)  # a zero divisor: all ones, the numerator left
+
+
+def test_softmax_divisions_fit_the_dividers_quotient_bits():
+    """Every SOFTMAX division (e * 127 + s // 2) / s has e <= s, so its quotient is at most 127:
+    the divider's QUO_W = 7 bits divide it exactly, whatever the length (up to SM_MAX's
+    highest) and the scores."""
+    rng = random.Random(11)
+    lengths = [1, 2, 3, 255, 256, 4096, PARAMETER_RANGES["SM_MAX"][1]]
+    for length in lengths + [rng.randint(1, 300) for _ in range(200)]:
+        x = np.array([rng.choice((-128, 127, rng.randint(-128, 127))) for _ in range(length)])
+        e = [EXP[int(x.max()) - int(v)] for v in x]
+        total = sum(e)
+        for ei in set(e):
+            numerator = ei * 127 + total // 2
+            assert numerator < total << QUO_W
+            assert arith.divu(numerator, total) == divmod(numerator, total)
 
 
 @pytest.mark.parametrize("scale", [0.9999, 0.5, 0.3, 1e-3, 1e-9])
@@ -155,7 +173,9 @@ def test_vadd_and_matmul_count_saturations():
 
 def test_cycle_counters_of_a_hand_counted_program():
     # LOAD 30: 30 + L + 2; MATMUL 1x3x6 on a 4x4 array: two tiles (1+4)*3+1+(3+7)+4 and
-    # (1+2)*3+1+(3+7)+2, plus the set-up cycle; VADD 6: 7; SOFTMAX 3: 36*3+2; STORE 6: 6 + 4.
+    # (1+2)*3+1+(3+7)+2, plus the set-up cycle; VADD 6: 7; SOFTMAX 3: 2*(3+1) for the maximum
+    # and the exponentials, then 3 divisions entering one a cycle, the last leaving 7 later;
+    # STORE 6: 6 + 4.
     program = [isa.load(100, 0, 30), isa.matmul(0, 0, 40, 1, 3, 6, mult=1 << 30),
                isa.vadd(0, 0, 50, 6), isa.softmax(0, 60, 3), isa.store(40, 300, 6)]
     counters = machine.run(image_of(program)).counters
@@ -163,9 +183,9 @@ def test_cycle_counters_of_a_hand_counted_program():
     assert counters.dma == (30 + 2 + 2) + (6 + 4)
     assert counters.mat == mat
     assert counters.vec == 7
-    assert counters.sm == 110
+    assert counters.sm == 8 + 3 + 7
     assert counters.instr == 6
-    assert counters.total == 6 * OVERHEAD + 44 + mat + 7 + 110
+    assert counters.total == 6 * OVERHEAD + 44 + mat + 7 + 18
 
 
 def test_event_counters_of_a_hand_counted_program():

@@ -138,7 +138,7 @@ def legal_reduce(op: Op):
 
 
 def legal_softmax(rng: random.Random, cfg: ChipConfig, at_top: int | None) -> UnitWork:
-    # the longest legal length once (its check's boundary), short ones otherwise (36 cycles each)
+    # the longest legal length once (its check's boundary), short ones otherwise
     length = cfg.sm_max if at_top is None else rng.choice([1, rng.randint(1, 40)])
     a, c = random_layout(rng, [length, length], cfg.sram_words, at_top)
     return UnitWork(isa.softmax(a, c, length), [(a, length)], (c, length))

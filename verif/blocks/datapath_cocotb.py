@@ -224,65 +224,81 @@ async def exp_lut_matches_math_exp(dut):
 # --- divider ------------------------------------------------------------------------------------
 
 
-def divider_vectors(rng: random.Random) -> list[tuple[int, int]]:
-    top = WORD_MASK
-    vectors = [
-        (0, 1), (0, 7), (0, top), (1, 1), (top, 1), (top, top), (top - 1, top), (top, top - 1),
-        (top, 2), (1 << 31, 1 << 31), ((1 << 31) - 1, 1 << 31), (5, 7), (7, 7), (8, 7),
-        (0, 0), (1, 0), (12345, 0), (top, 0),
-    ]
-    vectors += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(60)]
-    vectors += [(rng.getrandbits(32), rng.randint(1, 255)) for _ in range(40)]
-    vectors += [(rng.getrandbits(rng.randint(1, 32)), rng.getrandbits(rng.randint(1, 32)))
-                for _ in range(60)]
-    vectors += [(rng.getrandbits(32), 1) for _ in range(5)]
-    # SOFTMAX's operands: (e * 127 + (s >> 1), s) with e <= s < 2^25
-    for _ in range(40):
+def divider_result(numerator: int, denominator: int, quotient_bits: int) -> tuple[int, int]:
+    """hw/ISA.md's divider: exact when the quotient fits its bits, else every step subtracts."""
+    ones = (1 << quotient_bits) - 1
+    if numerator < denominator * (ones + 1):
+        return numerator // denominator, numerator % denominator
+    return ones, numerator - denominator * ones
+
+
+def divider_groups(rng: random.Random, width: int, quotient_bits: int
+                   ) -> list[tuple[int, list[int]]]:
+    """(divisor, its dividends): edges of the exact range and beyond it, a zero divisor,
+    SOFTMAX's operands (e * 127 + (s >> 1), s) with e <= s, and random ones."""
+    top, limit = (1 << width) - 1, 1 << quotient_bits
+
+    def near_the_limit(d: int) -> list[int]:
+        """0, the largest exact dividend, the first beyond the range, random exact ones."""
+        exact_top = min(d * limit - 1, top)
+        return [0, exact_top, *(x for x in (d * limit, top) if exact_top < x <= top),
+                *(rng.randint(0, exact_top) for _ in range(6))]
+
+    groups = [(d, near_the_limit(d)) for d in (1, 2, 7, 255, 1 << (width - quotient_bits - 1),
+                                               top >> quotient_bits, top)]
+    groups.append((0, [0, 1, 12345, top]))
+    for _ in range(12):
+        d = rng.getrandbits(rng.randint(1, width)) or 1
+        groups.append((d, near_the_limit(d)))
+    for _ in range(8):  # SOFTMAX's rows: one sum, the dividends of its elements
         s = rng.randint(65535, 256 * 65535)
-        e = rng.randint(0, 65535)
-        vectors.append((e * 127 + (s >> 1), s))
-    return vectors
+        groups.append((s, [rng.randint(0, 65535) * 127 + (s >> 1) for _ in range(12)]))
+    return groups
 
 
 @cocotb.test()
 async def divu_matches_python(dut):
-    """Quotient and remainder of random and edge operands; x / 0 = (all ones, x); exact timing;
-    the results held (busy and done low) in the idle cycles before the next start."""
+    """Streams of divisions into the pipeline, one divisor per stream (held until its last
+    result leaves, as the header asks), entering back to back or with idle cycles between:
+    every result leaves exactly QUO_W cycles after its division entered, equal to hw/ISA.md's
+    definition (exact quotient and remainder when the quotient fits QUO_W bits, all ones
+    beyond, a zero divisor included), and out_valid is low in every other cycle."""
     begin(dut)
-    width = int(dut.DIV_W.value)
+    width, quotient_bits = int(dut.DIV_W.value), int(dut.QUO_W.value)
     rng = random.Random(random.getrandbits(32))
-    await start_clock_and_reset(dut, {"start": 0, "dividend": 0, "divisor": 0})
-    vectors = divider_vectors(rng)
-    for numerator, denominator in vectors:
-        dut.dividend.value = numerator
-        dut.divisor.value = denominator
-        dut.start.value = 1
-        await RisingEdge(dut.clk)
-        dut.start.value = 0
-        dut.dividend.value = rng.getrandbits(32)    # the operands are captured: noise is fine
-        dut.divisor.value = rng.getrandbits(32)
-        for step in range(width):                   # DIV_W step cycles, done low
-            await ReadOnly()
-            assert int(dut.done.value) == 0 and int(dut.busy.value) == 1, f"step {step}"
-            await RisingEdge(dut.clk)
+    await start_clock_and_reset(dut, {"in_valid": 0, "dividend": 0, "divisor": 0})
+    in_flight: list[tuple[int, int] | None] = [None] * quotient_bits  # entered 1 .. QUO_W ago
+    checked = 0
+
+    async def cycle(entering: tuple[int, int] | None) -> None:
+        """One clock cycle: drive `entering` (or idle, with noise on the dividend), check what
+        leaves, and let the edge come."""
+        nonlocal checked
+        dut.in_valid.value = int(entering is not None)
+        dut.dividend.value = entering[0] if entering else rng.getrandbits(width)
         await ReadOnly()
-        assert int(dut.done.value) == 1, "done must rise DIV_W + 1 cycles after start"
-        if denominator == 0:
-            want = ((1 << width) - 1, numerator)
-        else:
-            want = (numerator // denominator, numerator % denominator)
-        got = (int(dut.quotient.value), int(dut.remainder.value))
-        assert got == want, f"{numerator} / {denominator}: want {want}, got {got}"
+        leaving = in_flight.pop()
+        out_valid = int(dut.out_valid.value)
+        assert out_valid == int(leaving is not None), (
+            f"out_valid {out_valid}, but {'a' if leaving else 'no'} division entered "
+            f"{quotient_bits} cycles ago")
+        if leaving is not None:
+            want = divider_result(*leaving, quotient_bits)
+            got = (int(dut.quotient.value), int(dut.remainder.value))
+            assert got == want, f"{leaving[0]} / {leaving[1]}: want {want}, got {got}"
+            checked += 1
+        in_flight.insert(0, entering)
         await RisingEdge(dut.clk)
-        for idle in range(rng.choice((0, 1, 3))):   # until the next start: held, not busy
-            await ReadOnly()
-            held = (int(dut.quotient.value), int(dut.remainder.value))
-            assert (held, int(dut.busy.value), int(dut.done.value)) == (want, 0, 0), (
-                f"{numerator} / {denominator}, idle cycle {idle} after done: want {want} held "
-                f"with busy and done low, got {held}, busy {int(dut.busy.value)}, "
-                f"done {int(dut.done.value)}")
-            await RisingEdge(dut.clk)
-    dut._log.info("%d divisions checked", len(vectors))
+
+    for divisor, dividends in divider_groups(rng, width, quotient_bits):
+        dut.divisor.value = divisor
+        for dividend in dividends:
+            for _ in range(rng.choice((0, 0, 0, 1, 2))):
+                await cycle(None)
+            await cycle((dividend, divisor))
+        for _ in range(quotient_bits):  # the stream drains before the divisor changes
+            await cycle(None)
+    dut._log.info("%d divisions checked", checked)
 
 
 # --- DMA ----------------------------------------------------------------------------------------

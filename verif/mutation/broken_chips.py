@@ -44,8 +44,8 @@ RTL_MUTANTS = {m.name: m for m in (
            "negative block test)", "rtl"),
     Mutant("vector_done_never_rises", VECTOR_UNIT, "assign done         = last;",
            "assign done         = 1'b0;", "the vector unit never raises done", "rtl"),
-    Mutant("divider_quotient_off_by_one", DIVIDER, "assign quotient  = quo_reg;",
-           "assign quotient  = quo_reg ^ {{(DIV_W-1){1'b0}}, 1'b1};",
+    Mutant("divider_quotient_off_by_one", DIVIDER, "assign quotient  = quo_reg[QUO_W-1];",
+           "assign quotient  = quo_reg[QUO_W-1] ^ {{(QUO_W-1){1'b0}}, 1'b1};",
            "the divider's quotient has bit 0 flipped (a datapath block's negative test)", "rtl"),
 )}
 

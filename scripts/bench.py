@@ -1,6 +1,7 @@
 """`make bench`: the benchmarks, each printing ratios measured in one run (verif.bench).
 
-    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [-- OPTIONS]
+    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [area]
+        [-- OPTIONS]
 
 Default: all of them. OPTIONS go to the benchmarks that take some: ``testbench -- --sim
 verilator``, ``chip -- --programs 50``.
@@ -8,10 +9,11 @@ verilator``, ``chip -- --programs 50``.
 
 import sys
 
-from verif.bench import axi, chip, gather, paged, scaling, testbench
+from verif.bench import area, axi, chip, gather, paged, scaling, testbench
 
 BENCHMARKS = {"paged": paged.main, "chip": chip.main, "testbench": testbench.main,
-              "gather": gather.main, "scaling": scaling.main, "axi": axi.main}
+              "gather": gather.main, "scaling": scaling.main, "axi": axi.main,
+              "area": area.main}
 WITH_OPTIONS = ("chip", "testbench")
 
 

@@ -96,6 +96,18 @@ EQUIVALENT: dict[str, str] = {
         "skew makes zero there (column j + 1's first live word comes in beat j + 2)",
     "softmax_unit-compare-24992131":
         "the maximum taken on x >= mx instead of x > mx: a tie replaces it with an equal value",
+    # A dropped default of the next-state block: the simulator keeps the variable's last value
+    # (what the register took from it), so these matter only where the register is read before
+    # the block assigns it again, and none is
+    "softmax_unit-drop-8dc049cd":
+        "idx_next = idx_reg dropped: only IDLE leaves it unassigned, where idx is read by nothing "
+        "that acts (no divider input, no write, done low), and a command sets it to 0",
+    "softmax_unit-drop-bce15d33":
+        "mx_next = mx_reg dropped: the maximum pass assigns it at its first element whatever it "
+        "held, and every later cycle keeps the value mx_reg holds",
+    "softmax_unit-drop-b60f9243":
+        "sum_next = sum_reg dropped: the maximum pass's end sets it to 0, the exponentials add to "
+        "it, and the division pass keeps the value sum_reg holds",
 }
 
 ARITH = {"+": "-", "-": "+", "*": "+", "<<": ">>", ">>": "<<", ">>>": ">>"}

@@ -1,0 +1,120 @@
+"""What the chip's changed units cost in logic: cells and flip-flops, before and after.
+
+Yosys (Debian's `yosys`; this benchmark installs it when it is missing, as the simulators'
+packages are) synthesizes each unit of UNITS to its generic gate library (`synth`, hierarchy
+kept, the chip's default parameters), from the working tree's hw/rtl and from BASELINE, the
+revision before the units changed (read with `git show`). Per module of a unit: its own cells
+and flip-flops (the submodules it instantiates are listed on their own lines), and the unit's
+total. Writes out/bench_area.md and out/bench_area.json.
+
+    python -m scripts.bench area
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from model.isa import ChipConfig
+from model.paths import OUT, REPO_ROOT, RTL_DIR
+from verif.report.output import write_json
+
+# The units whose RTL changed, with the parameters the chip gives them.
+UNITS = {"softmax_unit": {"SM_MAX": ChipConfig().sm_max}}
+# The revision before SOFTMAX's divider was pipelined: the "before" column.
+BASELINE = "9b3b4ec"
+ENSURE_PACKAGES = REPO_ROOT / "scripts" / "ensure_system_packages.sh"
+
+
+@dataclass(frozen=True)
+class ModuleCost:
+    """One synthesized module's own gates (its submodules are modules of their own), or, named
+    TOTAL, the whole unit's: every instance of every module."""
+
+    module: str
+    cells: int
+    flip_flops: int
+
+
+TOTAL = "total"
+
+
+def module_costs(stat: str) -> list[ModuleCost]:
+    """The sections of Yosys's `stat` (``=== name ===``), the last one the unit's total (Yosys
+    calls it the design hierarchy; a unit with no submodule has none, and is its own total).
+    Cells are generic gates (``$_AND_`` ..); a flip-flop is one whose type names a DFF, with or
+    without an enable or a reset."""
+    costs = []
+    for name, body in re.findall(r"^=== (.+?) ===\n(.*?)(?=^=== |\Z)", stat, re.M | re.S):
+        gates = [(kind, int(n)) for kind, n in re.findall(r"^\s+(\$_\w+)\s+(\d+)$", body, re.M)]
+        module = TOTAL if name == "design hierarchy" else name.split("\\")[-1]
+        costs.append(ModuleCost(module, sum(n for _, n in gates),
+                                sum(n for kind, n in gates if "DFF" in kind)))
+    if len(costs) == 1:
+        costs.append(ModuleCost(TOTAL, costs[0].cells, costs[0].flip_flops))
+    return costs
+
+
+def synthesize(rtl_dir: Path, top: str, parameters: dict[str, int]) -> list[ModuleCost]:
+    files = " ".join(str(p) for p in sorted(rtl_dir.glob("*.v")))
+    chparam = "".join(f"chparam -set {k} {v} {top}; " for k, v in parameters.items())
+    with tempfile.TemporaryDirectory() as tmp:
+        stat = Path(tmp) / "stat.txt"
+        script = (f"read_verilog -I{rtl_dir} {files}; {chparam}synth -top {top}; "
+                  f"tee -q -o {stat} stat")
+        subprocess.run(["yosys", "-q", "-p", script], check=True, capture_output=True,
+                       text=True)
+        return module_costs(stat.read_text())
+
+
+def baseline_rtl(into: Path) -> Path:
+    """hw/rtl as it was at BASELINE, written under ``into``."""
+    listing = subprocess.run(["git", "ls-tree", "--name-only", BASELINE, "hw/rtl/"],
+                             cwd=REPO_ROOT, check=True, capture_output=True, text=True)
+    rtl = into / "rtl"
+    rtl.mkdir()
+    for path in listing.stdout.split():
+        text = subprocess.run(["git", "show", f"{BASELINE}:{path}"], cwd=REPO_ROOT, check=True,
+                              capture_output=True, text=True).stdout
+        (rtl / Path(path).name).write_text(text)
+    return rtl
+
+
+def table(unit: str, before: list[ModuleCost], after: list[ModuleCost]) -> list[str]:
+    rows = [f"### `{unit}`", "", "| module | cells before | cells after | flip-flops before "
+            "| flip-flops after |", "| --- | --- | --- | --- | --- |"]
+    old = {c.module: c for c in before}
+    new = {c.module: c for c in after}
+    names = [*sorted((old.keys() | new.keys()) - {TOTAL}), TOTAL]
+    for name in names:
+        o, n = old.get(name), new.get(name)
+        label = f"**{name}** (every instance)" if name == TOTAL else name
+        rows.append(f"| {label} | {o.cells if o else '-'} | {n.cells if n else '-'} "
+                    f"| {o.flip_flops if o else '-'} | {n.flip_flops if n else '-'} |")
+    return [*rows, ""]
+
+
+def main() -> int:
+    subprocess.run([str(ENSURE_PACKAGES), "yosys"], check=True)
+    lines = ["## Logic of the changed units", "",
+             f"Yosys `synth` (generic gates), before = revision {BASELINE}, after = this tree: "
+             "each module's own cells (its submodules on lines of their own), then the unit's "
+             "total.", ""]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        old_rtl = baseline_rtl(Path(tmp))
+        for unit, parameters in UNITS.items():
+            before = synthesize(old_rtl, unit, parameters)
+            after = synthesize(RTL_DIR, unit, parameters)
+            results[unit] = {"before": [asdict(c) for c in before],
+                             "after": [asdict(c) for c in after]}
+            lines += table(unit, before, after)
+    text = "\n".join(lines)
+    print(text)
+    json_path = write_json("bench_area.json", {"baseline": BASELINE, "units": results})
+    (OUT / "bench_area.md").write_text(text + "\n")
+    print(f"wrote {OUT / 'bench_area.md'} and {json_path}")
+    return 0

@@ -98,7 +98,8 @@ def table(unit: str, before: list[ModuleCost], after: list[ModuleCost]) -> list[
 
 
 def main() -> int:
-    subprocess.run([str(ENSURE_PACKAGES), "yosys"], check=True)
+    if subprocess.run([str(ENSURE_PACKAGES), "yosys"]).returncode:
+        return 2  # the script has said what is missing and how to install it
     lines = ["## Logic of the changed units", "",
              f"Yosys `synth` (generic gates), before = revision {BASELINE}, after = this tree: "
              "each module's own cells (its submodules on lines of their own), then the unit's "

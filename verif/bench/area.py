@@ -50,12 +50,19 @@ def module_costs(stat: str) -> list[ModuleCost]:
     costs = []
     for name, body in re.findall(r"^=== (.+?) ===\n(.*?)(?=^=== |\Z)", stat, re.M | re.S):
         gates = [(kind, int(n)) for kind, n in re.findall(r"^\s+(\$_\w+)\s+(\d+)$", body, re.M)]
-        module = TOTAL if name == "design hierarchy" else name.split("\\")[-1]
+        module = TOTAL if name == "design hierarchy" else plain_name(name)
         costs.append(ModuleCost(module, sum(n for _, n in gates),
                                 sum(n for kind, n in gates if "DFF" in kind)))
     if len(costs) == 1:
         costs.append(ModuleCost(TOTAL, costs[0].cells, costs[0].flip_flops))
     return costs
+
+
+def plain_name(name: str) -> str:
+    """A module's name without Yosys's parameter decoration: `$paramod$<hash>\\divu` and
+    `$paramod\\divu\\DIV_W=..` are both `divu`."""
+    parts = name.split("\\")
+    return parts[1] if len(parts) > 1 else name
 
 
 def synthesize(rtl_dir: Path, top: str, parameters: dict[str, int]) -> list[ModuleCost]:

@@ -41,6 +41,12 @@ def test_each_module_counts_its_own_gates_and_the_hierarchy_is_the_total():
                                   ModuleCost(TOTAL, 42, 14)]
 
 
+def test_a_modules_name_drops_its_parameters():
+    named = STAT.replace("$paramod$377c6ddbe1f175fc07e7e08418d42b35b3a4ee7f\\divu ===",
+                         "$paramod\\divu\\DIV_W=s32'00000000000000000000000000100000 ===")
+    assert named != STAT and module_costs(named)[0] == ModuleCost("divu", 30, 10)
+
+
 def test_a_unit_without_submodules_is_its_own_total():
     alone = STAT.split("=== softmax_unit")[0]
     assert module_costs(alone) == [ModuleCost("divu", 30, 10), ModuleCost(TOTAL, 30, 10)]

@@ -7,7 +7,8 @@ through one block table per request, with the paged instructions (hw/ISA.md, "Pa
 instructions"), as production paged attention does:
 
     LOAD kc_i, LOAD vc_i   ->  PLOAD of table i's rows 0 .. n_i-2 from the key pool, the values'
-    (after STORE v_new)    +   PSTORE of k_new[i] and v_new[i] into table i's row n_i-1
+    STORE k_new, v_new     ->  PSTORE of k_new[i] and v_new[i] into table i's row n_i-1: the
+                               host reads them there, the chip stores them once
     (first, on a copy)     +   PCOPY of the copy pair's page in the key pool, then the values'
 
 Table row 0 of a request's table is the first row its step reads (``step_table``); a step
@@ -29,7 +30,7 @@ import numpy as np
 from model import machine
 from model.compiler.layout import Layout, Scratchpad
 from model.geometry import page_of, slot_of
-from model.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore
+from model.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore, store
 from model.paged import PageTable
 
 KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
@@ -51,8 +52,9 @@ class HostGather:
 
     def new_rows(self, layout: Layout, pad: Scratchpad, contexts: tuple[int, ...]
                  ) -> list[Instr]:
-        """Nothing: the host caches the new rows it reads from the outputs."""
-        return []
+        """The new key and value rows stored as outputs: the host reads and caches them."""
+        rows = len(contexts) * layout.dim
+        return [store(pad.k_new, layout.k_new, rows), store(pad.v_new, layout.v_new, rows)]
 
     def prologue(self, layout: Layout, copy: bool) -> list[Instr]:
         if copy:
@@ -84,7 +86,8 @@ class ChipGather:
 
     def new_rows(self, layout: Layout, pad: Scratchpad, contexts: tuple[int, ...]
                  ) -> list[Instr]:
-        """Each request's new key and value rows into table row context - 1 of its pools."""
+        """Each request's new key and value rows into table row context - 1 of its pools, and
+        nowhere else: the host finds them there (``new_row_addresses``)."""
         d = layout.dim
         return [self._paged(pstore, layout, i, new + i * d, pool, 1, row=n - 1)
                 for i, n in enumerate(contexts)
@@ -98,6 +101,17 @@ class ChipGather:
         return [pcopy(layout.pair, COPY_BUFFER, pool, layout.dim, geometry.page_size,
                       geometry.page_shift, geometry.n_pages)
                 for pool in (layout.k_pool, layout.v_pool)]
+
+
+def new_row_addresses(layout: Layout, table: np.ndarray, context: int) -> tuple[int, int]:
+    """Where a chip-gather step's PSTOREs put a request's new key and value rows: table row
+    context - 1 of its block table ``table`` (header, then pages), in the key pool and in the
+    value pool (hw/ISA.md, "Paged instructions")."""
+    pool = layout.pool
+    row = int(table[0]) + context - 1
+    page = int(table[1 + (row >> pool.page_shift)])
+    offset = (page * pool.page_size + (row & (pool.page_size - 1))) * layout.dim
+    return layout.k_pool + offset, layout.v_pool + offset
 
 
 Gather = HostGather | ChipGather

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model import machine
+from model.compiler.gather import new_row_addresses
 from model.compiler.program import StepProgram, StepResult
 from model.step_rule import StepPlan, plan_step
 
@@ -103,9 +104,17 @@ class StepInputs:
             ext[start:end] = self.pool_words
         return ext
 
+    def new_row_addresses(self) -> list[tuple[int, int]] | None:
+        """Chip gather: where each request's new key and value rows land in the pools (the
+        host reads them there); None in host gather (they are outputs)."""
+        if self.program.gather != "chip":
+            return None
+        return [new_row_addresses(self.program.layout, request.table, request.plan.context)
+                for request in self.requests]
+
     def read_results(self, ext: np.ndarray, counters: machine.Counters) -> list[StepResult]:
         """Every request's outputs from the final external memory."""
-        return self.program.read_results(ext, counters)
+        return self.program.read_results(ext, counters, self.new_row_addresses())
 
 
 def host_gather_inputs(program: StepProgram, xs: Sequence[np.ndarray],

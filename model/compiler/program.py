@@ -8,8 +8,8 @@ Data flow on the chip:
     [PCOPY pair: copy-on-write, chip gather only]
     LOAD weights, X (B rows)
     Q, KN, VN = X Wq, X Wk, X Wv                    B-row MATMULs + requant
-    STORE KN, VN                                    the new rows: outputs, one block each
-    [PSTORE KN[i], VN[i] into request i's pools]    chip gather only
+    STORE KN, VN                                    host gather: the new rows as outputs
+    PSTORE KN[i], VN[i] into request i's pools      chip gather: the new rows, stored once
     for each request i:                             attention
         read its cached rows right before KN[i], VN[i] (LOADs, or PLOADs in chip gather),
             over the rows of requests already done
@@ -122,8 +122,6 @@ def build_program(model: TinyLM, contexts: tuple[int, ...], scales: Sequence[Sca
     program += _projection(requants("q"), pad.x, w["w_q"], pad.q, d, d)
     program += _projection(requants("k"), pad.x, w["w_k"], pad.k_new, d, d)
     program += _projection(requants("v"), pad.x, w["w_v"], pad.v_new, d, d)
-    program += [store(pad.k_new, layout.k_new, batch * d),
-                store(pad.v_new, layout.v_new, batch * d)]
     program += gather.new_rows(layout, pad, contexts)
     for i, n in enumerate(contexts):
         program += _attention(i, n, scales[i], layout, pad, gather)
@@ -162,13 +160,16 @@ class StepProgram:
     def instructions(self) -> list[Instr]:
         return disassemble(self.words)
 
-    def read_results(self, ext: np.ndarray, counters: Counters) -> list[StepResult]:
+    def read_results(self, ext: np.ndarray, counters: Counters,
+                     new_rows: Sequence[tuple[int, int]] | None = None) -> list[StepResult]:
         """Every request's outputs, decoded from the final external memory (of either
-        implementation)."""
+        implementation). ``new_rows``: where each request's new key and value rows are, when
+        not in the outputs (chip gather stores them in the pools only)."""
         lay, d = self.layout, self.layout.dim
         results = []
         for i, scales in enumerate(self.scales):
-            logits_at, k_at, v_at = lay.logits + i * lay.vocab, lay.k_new + i * d, lay.v_new + i * d
+            k_at, v_at = new_rows[i] if new_rows else (lay.k_new + i * d, lay.v_new + i * d)
+            logits_at = lay.logits + i * lay.vocab
             logits_int = int8_of(ext[logits_at : logits_at + lay.vocab])
             results.append(StepResult(
                 logits_int=logits_int, logits=logits_int * scales.logits,

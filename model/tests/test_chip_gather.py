@@ -223,8 +223,9 @@ def test_the_program_swaps_the_cache_loads_for_paged_ones():
         ops = [i.op for i in chip.get(context).instructions()]
         assert ops.count(Op.PLOAD) == (2 if context > 1 else 0)
         assert ops.count(Op.LOAD) == 2 and ops.count(Op.PSTORE) == 2
-        assert len(ops) == len(host_ops) + 2
-        assert [Op.LOAD if op == Op.PLOAD else op for op in ops if op != Op.PSTORE] == host_ops
+        assert ops.count(Op.STORE) == host_ops.count(Op.STORE) - 2  # the new rows: pools only
+        paged_as_plain = {Op.PLOAD: Op.LOAD, Op.PSTORE: Op.STORE}
+        assert [paged_as_plain.get(op, op) for op in ops] == host_ops
         copy = chip.get(context, copy=True)
         assert [i.op for i in copy.instructions()[2:]] == ops
         assert copy.instructions()[0].op == Op.PCOPY
@@ -260,9 +261,13 @@ def test_a_chip_gather_step_is_one_machine_run_of_its_image():
         run = machine.run(inputs.image(), host.programs.cfg)
         pools, outputs = host.programs.layout.pools, inputs.program.layout.outputs
         assert run.error == isa.ErrorCode.OK
+        layout = inputs.program.layout
         written = set(run.written)
-        assert written >= set(range(*outputs))  # the outputs, and two rows into the pools
+        # the outputs but the new rows (logits and token), and the new rows into the pools
+        assert written & set(range(*outputs)) == set(range(layout.logits, layout.k_new))
         assert len(written - set(range(*outputs))) == 2 * 8
         assert all(pools[0] <= a < pools[1] for a in written - set(range(*outputs)))
+        (k_at, v_at), = inputs.new_row_addresses()
+        assert {*range(k_at, k_at + 8), *range(v_at, v_at + 8)} == written - set(range(*outputs))
         host.finish_step(inputs, inputs.read_results(run.ext, run.counters))
         assert_pool_conserved(host, run.ext[pools[0] : pools[1]])

@@ -46,6 +46,9 @@ class CheckedStep:
     counters: dict[str, int]
     outputs: list[int]  # the output region's words, as the chip wrote them
     mismatches: int = 0  # differences the scoreboard found in this step (see scoreboard.py)
+    # the first request's new key and value rows as the host read them back: from the outputs
+    # (host gather) or the pools (chip gather stores them there only); empty without a status
+    new_rows: list[list[int]] = field(default_factory=list)
 
 
 @dataclass

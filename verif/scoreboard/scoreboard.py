@@ -200,9 +200,11 @@ class Scoreboard(uvm_subscriber):
             if status is not None:
                 self.cfg.recorder.extra.setdefault("program_waits", []).append(status.wait)
             return
-        results = item.read_results(observation.outputs, status.counters) if status else None
+        results = (item.read_results(observation.outputs, status.counters, self.cfg.bfm.memory.read)
+                   if status else None)
         self.cfg.recorder.steps.append(CheckedStep(
             decode=item.label, step=item.step, context=item.context, token_in=item.token,
             token_out=results[0].token if results else -1,
             counters=(status.counters.as_dict() | {"wait": status.wait}) if status else {},
-            outputs=observation.outputs.tolist(), mismatches=mismatches))
+            outputs=observation.outputs.tolist(), mismatches=mismatches,
+            new_rows=[results[0].k_new.tolist(), results[0].v_new.tolist()] if results else []))

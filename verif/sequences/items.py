@@ -13,7 +13,8 @@ pool's set-up and a request's life (NEW, FORK, RELEASE, SERVE). The driver fills
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import itertools
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -97,12 +98,17 @@ class StepItem(ChipRunItem):
         return {layout.program: program.words, layout.weights: program.weight_words,
                 **self.inputs.x_writes()}
 
-    def read_results(self, outputs: np.ndarray, counters: Counters) -> list[StepResult]:
-        """Each request's outputs, from the observed output region."""
+    def read_results(self, outputs: np.ndarray, counters: Counters,
+                     read: Callable[[int, int], np.ndarray]) -> list[StepResult]:
+        """Each request's outputs, from the observed output region and, in chip gather, its
+        new key and value rows from the pools (``read(address, count)``: the chip's external
+        memory)."""
         layout = self.layout
         ext = np.zeros(layout.end, dtype=np.uint32)
         start, end = layout.outputs
         ext[start:end] = outputs
+        for address in itertools.chain(*(self.inputs.new_row_addresses() or [])):
+            ext[address : address + layout.dim] = read(address, layout.dim)
         return self.inputs.read_results(ext, counters)
 
     def where(self) -> str:

@@ -52,7 +52,8 @@ class ChipDriver(uvm_driver):
         with PROFILE.section("chip_driver"):
             results = None
             if isinstance(item, StepItem) and observation.status is not None:
-                results = item.read_results(observation.outputs, observation.status.counters)
+                results = item.read_results(observation.outputs, observation.status.counters,
+                                            self.cfg.bfm.memory.read)
             response = ChipResponse(f"{item.get_name()}_rsp", observation, results)
             response.set_id_info(item)
         return response

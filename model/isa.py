@@ -318,14 +318,19 @@ def overhead_cycles(cfg: ChipConfig) -> int:
     return fetch_cycles(cfg) + 1
 
 
-def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig) -> int:
+def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig, b_transposed: bool = False) -> int:
+    """MATMUL, tile by tile: the set-up cycle, then per tile its loads (a wide read takes
+    ARRAY_N consecutive words: a chunk of an A row, of a transposed B's column, or a row-major
+    B's tile row), the last read's cycle, the array's beats and the writes."""
     size = cfg.array_n
+    chunks = -(-k // size)  # wide reads per A row (and per column of a transposed B)
     total = 1
     for i0 in range(0, m, size):
         rows = min(size, m - i0)
         for j0 in range(0, n, size):
             cols = min(size, n - j0)
-            total += (rows + cols) * k + 1 + (k + 2 * size - 1) + rows * cols
+            b_reads = cols * chunks if b_transposed else k
+            total += rows * chunks + b_reads + 1 + (k + 2 * size - 1) + rows * cols
     return total
 
 
@@ -401,7 +406,7 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
     if op == Op.STORE:
         return store_cycles(instr.length)
     if op == Op.MATMUL:
-        return matmul_cycles(instr.m, instr.k, instr.n, cfg)
+        return matmul_cycles(instr.m, instr.k, instr.n, cfg, bool(instr.flags & FLAG_BT))
     if op in (Op.VADD, Op.VMAX, Op.ARGMAX):
         return instr.length + 1
     return softmax_cycles(instr.length)

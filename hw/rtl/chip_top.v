@@ -149,16 +149,20 @@ controller #(
 // ---------------------------------------------------------------------------------------------
 // SRAM
 
-wire [SRAM_AW-1:0] sram_rd_a_addr, sram_rd_b_addr, sram_wr_addr;
-wire [31:0]        sram_rd_a_data, sram_rd_b_data, sram_wr_data;
-wire               sram_wr_en;
+wire [SRAM_AW-1:0]     sram_rd_a_addr, sram_rd_b_addr, sram_wr_addr;
+wire [32*ARRAY_N-1:0]  sram_rd_a_lanes;    // port A: ARRAY_N words, for the matrix unit
+wire [31:0]            sram_rd_a_data, sram_rd_b_data, sram_wr_data;
+wire                   sram_wr_en;
+
+assign sram_rd_a_data = sram_rd_a_lanes[31:0];    // the word at sram_rd_a_addr
 
 sram #(
-    .SRAM_WORDS (SRAM_WORDS)
+    .SRAM_WORDS (SRAM_WORDS),
+    .LANES      (ARRAY_N)
 ) u_sram (
     .clk       (clk),
     .rd_a_addr (sram_rd_a_addr),
-    .rd_a_data (sram_rd_a_data),
+    .rd_a_data (sram_rd_a_lanes),
     .rd_b_addr (sram_rd_b_addr),
     .rd_b_data (sram_rd_b_data),
     .wr_en     (sram_wr_en),
@@ -274,7 +278,7 @@ matrix_unit #(
     .done       (mat_done),
     .sat        (mat_sat),
     .sram_raddr (mat_raddr),
-    .sram_rdata (sram_rd_a_data),
+    .sram_rdata (sram_rd_a_lanes),
     .sram_we    (mat_we),
     .sram_waddr (mat_waddr),
     .sram_wdata (mat_wdata)

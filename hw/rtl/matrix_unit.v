@@ -5,9 +5,12 @@
 // The output C (m x n) is cut into ARRAY_N x ARRAY_N tiles, visited row-major. Cycle costs:
 //   SETUP    1                      set up the first tile
 //   per tile, mr rows and nc columns:
-//   LOAD     (mr + nc) * k          read the tile's mr rows of A, then its nc columns of B, one
-//                                   word a cycle, into the tile buffers
-//   LOAD_END 1                      the last word arrives from the SRAM
+//   LOAD     mr * ceil(k/N)         read the tile's mr rows of A into the tile buffers, ARRAY_N
+//                                   words a cycle (the SRAM's wide port), then its B:
+//            + nc * ceil(k/N)       BT: its nc columns, each contiguous, the same way
+//            or + k                 row-major: its k tile rows, one a cycle, word j of a row to
+//                                   column j's buffer
+//   LOAD_END 1                      the last words arrive from the SRAM
 //   COMP     k + 2*ARRAY_N - 1      one cycle to clear the array, then k skewed input beats and
 //                                   2*ARRAY_N - 2 beats to drain the skew
 //   WRITE    mr * nc                write the results row-major, one a cycle, requantized
@@ -15,7 +18,7 @@
 // `done` is high in the last write cycle of the last tile. Cycle 0 is the cycle after
 // `cmd_matmul`.
 //
-// The tile buffers are 2 * ARRAY_N row memories of K_MAX int8 words: row r of the A tile, and
+// The tile buffers are 2 * ARRAY_N tile_buffers of K_MAX int8 words: row r of the A tile, and
 // column j of the B tile. In beat t (t = 0 .. k + 2N - 3) row r of the array gets A[r][t - r]
 // and column j gets B[t - j][j], zero outside 0 .. k-1 and outside the tile.
 module matrix_unit #(
@@ -41,8 +44,8 @@ module matrix_unit #(
     output wire               sat,            // the result written this cycle was clamped
 
     // SRAM
-    output wire [SRAM_AW-1:0] sram_raddr,
-    input  wire [31:0]        sram_rdata,
+    output wire [SRAM_AW-1:0]     sram_raddr,
+    input  wire [32*ARRAY_N-1:0]  sram_rdata,    // words sram_raddr .. + ARRAY_N - 1
     output wire               sram_we,
     output wire [SRAM_AW-1:0] sram_waddr,
     output wire [31:0]        sram_wdata
@@ -72,14 +75,16 @@ reg [7:0]  j0_reg,         j0_next;         // tile origin: first column of C
 reg [15:0] a_tile_reg,     a_tile_next;     // a + i0*k: the tile row's first A word
 reg [15:0] b_tile_reg,     b_tile_next;     // the tile's first B word: b + j0*k (BT) or b + j0
 reg [15:0] c_row_reg,      c_row_next;      // c + i0*n
-reg [7:0]  ld_r_reg,       ld_r_next;       // LOAD: A row (< mr) or B column (- mr) being read
-reg [7:0]  ld_t_reg,       ld_t_next;       // LOAD: reduction index being read
+reg [7:0]  ld_r_reg,       ld_r_next;       // LOAD: A row (< mr) or BT column (- mr) being read
+reg [7:0]  ld_t_reg,       ld_t_next;       // LOAD: first reduction index of the words read
 reg [15:0] rd_ptr_reg,     rd_ptr_next;     // LOAD: SRAM address being read
-reg [15:0] col_ptr_reg,    col_ptr_next;    // LOAD: first word of the B column (row-major B)
-reg        bw_valid_reg,   bw_valid_next;   // a word read last cycle goes to a tile buffer
-reg        bw_is_b_reg,    bw_is_b_next;    // ... to a B column buffer (else an A row buffer)
-reg [7:0]  bw_idx_reg,     bw_idx_next;     // ... which row or column
-reg [7:0]  bw_t_reg,       bw_t_next;       // ... at which reduction index
+reg [15:0] row_ptr_reg,    row_ptr_next;    // LOAD: first word of the A row or BT column
+reg        bw_valid_reg,   bw_valid_next;   // words read last cycle go to the tile buffers
+reg        bw_is_b_reg,    bw_is_b_next;    // ... to B column buffers (else an A row buffer)
+reg        bw_wide_reg,    bw_wide_next;    // ... all to one buffer (else word j to column j)
+reg [7:0]  bw_idx_reg,     bw_idx_next;     // ... which row or column (one buffer)
+reg [7:0]  bw_t_reg,       bw_t_next;       // ... from which reduction index
+reg [ARRAY_N-1:0] bw_lanes_reg, bw_lanes_next; // ... which of the words (one buffer)
 reg [15:0] beat_reg,       beat_next;       // COMP: 0 clears the array, then beats 1 ..
 reg [7:0]  wr_r_reg,       wr_r_next;       // WRITE: row within the tile
 reg [7:0]  wr_col_reg,     wr_col_next;     // WRITE: column within the tile
@@ -102,12 +107,16 @@ wire        more_j  = ({8'd0, j0_reg} + N16) < n16;     // another tile in this 
 wire        more_i  = ({8'd0, i0_reg} + N16) < {8'd0, cmd_m};
 
 // LOAD
-wire [15:0] ld_r    = {8'd0, ld_r_reg};
-wire        in_a    = ld_r < mr;                        // reading A (else B)
-wire        last_t  = (ld_t_reg == cmd_k - 8'd1);
-wire        last_a  = in_a && (ld_r == mr - 16'd1);
-wire        last_ld = (ld_r == mr + nc - 16'd1);
-wire [15:0] b_col   = ld_r - mr;
+wire [15:0] ld_r     = {8'd0, ld_r_reg};
+wire [15:0] ld_t     = {8'd0, ld_t_reg};
+wire        in_a     = ld_r < mr;                        // reading A (else B)
+wire        one_buf  = in_a || bt;                       // the words go to one buffer
+wire        last_wd  = (ld_t + N16 >= k16);              // the row's (or column's) last read
+wire        last_a   = in_a && (ld_r == mr - 16'd1);
+wire        last_ld  = one_buf ? (last_wd && (ld_r == mr + nc - 16'd1))
+                               : (ld_t_reg == cmd_k - 8'd1);
+wire [15:0] b_col    = ld_r - mr;
+wire [ARRAY_N-1:0] lanes_left;                           // words ld_t + i < k of this read
 
 // COMP
 wire [15:0] comp_beats = k16 + N16 + N16 - 16'd2;       // input and drain beats
@@ -128,11 +137,13 @@ always @* begin
     ld_r_next       = ld_r_reg;
     ld_t_next       = ld_t_reg;
     rd_ptr_next     = rd_ptr_reg;
-    col_ptr_next    = col_ptr_reg;
+    row_ptr_next    = row_ptr_reg;
     bw_valid_next   = 1'b0;
     bw_is_b_next    = bw_is_b_reg;
+    bw_wide_next    = bw_wide_reg;
     bw_idx_next     = bw_idx_reg;
     bw_t_next       = bw_t_reg;
+    bw_lanes_next   = bw_lanes_reg;
     beat_next       = beat_reg;
     wr_r_next       = wr_r_reg;
     wr_col_next     = wr_col_reg;
@@ -154,34 +165,40 @@ always @* begin
             c_row_next  = cmd_c;
             ld_r_next   = 8'd0;
             ld_t_next   = 8'd0;
-            rd_ptr_next = cmd_a;
-            state_next  = S_LOAD;
+            rd_ptr_next  = cmd_a;
+            row_ptr_next = cmd_a;
+            state_next   = S_LOAD;
         end
 
         S_LOAD: begin
-            // the word read now lands in a tile buffer next cycle
+            // the words read now land in the tile buffers next cycle
             bw_valid_next = 1'b1;
             bw_is_b_next  = !in_a;
+            bw_wide_next  = one_buf;
             bw_idx_next   = in_a ? ld_r_reg : b_col[7:0];
             bw_t_next     = ld_t_reg;
-            if (last_t) begin
+            bw_lanes_next = lanes_left;
+            if (!one_buf) begin
+                // a row-major B's tile row t: the next one is n words on
+                ld_t_next   = ld_t_reg + 8'd1;
+                rd_ptr_next = rd_ptr_reg + n16;
+            end else if (last_wd) begin
+                // the next A row, or the B tile, or the next BT column: each contiguous
                 ld_t_next = 8'd0;
                 ld_r_next = ld_r_reg + 8'd1;
                 if (last_a) begin
-                    rd_ptr_next  = b_tile_reg;           // first word of the first B column
-                    col_ptr_next = b_tile_reg;
-                end else if (in_a || bt) begin
-                    rd_ptr_next  = rd_ptr_reg + 16'd1;   // A rows and BT columns are contiguous
+                    rd_ptr_next  = b_tile_reg;
+                    row_ptr_next = b_tile_reg;
                 end else begin
-                    rd_ptr_next  = col_ptr_reg + 16'd1;  // next row-major B column
-                    col_ptr_next = col_ptr_reg + 16'd1;
-                end
-                if (last_ld) begin
-                    state_next = S_LOAD_END;
+                    rd_ptr_next  = row_ptr_reg + k16;
+                    row_ptr_next = row_ptr_reg + k16;
                 end
             end else begin
-                ld_t_next   = ld_t_reg + 8'd1;
-                rd_ptr_next = (in_a || bt) ? rd_ptr_reg + 16'd1 : rd_ptr_reg + n16;
+                ld_t_next   = ld_t_reg + N16[7:0];
+                rd_ptr_next = rd_ptr_reg + N16;
+            end
+            if (last_ld) begin
+                state_next = S_LOAD_END;
             end
         end
 
@@ -217,18 +234,20 @@ always @* begin
                 if (more_j) begin
                     // next tile to the right
                     j0_next     = j0_reg + N16[7:0];
-                    b_tile_next = b_tile_reg + (bt ? n_k : N16);
-                    rd_ptr_next = a_tile_reg;
-                    state_next  = S_LOAD;
+                    b_tile_next  = b_tile_reg + (bt ? n_k : N16);
+                    rd_ptr_next  = a_tile_reg;
+                    row_ptr_next = a_tile_reg;
+                    state_next   = S_LOAD;
                 end else if (more_i) begin
                     // first tile of the next tile row
                     i0_next     = i0_reg + N16[7:0];
                     j0_next     = 8'd0;
                     a_tile_next = a_tile_reg + n_k;
                     b_tile_next = cmd_b;
-                    c_row_next  = c_row_reg + N16 * n16;
-                    rd_ptr_next = a_tile_reg + n_k;
-                    state_next  = S_LOAD;
+                    c_row_next   = c_row_reg + N16 * n16;
+                    rd_ptr_next  = a_tile_reg + n_k;
+                    row_ptr_next = a_tile_reg + n_k;
+                    state_next   = S_LOAD;
                 end else begin
                     state_next  = S_IDLE;
                 end
@@ -252,11 +271,13 @@ always @(posedge clk) begin
         ld_r_reg       <= 8'd0;
         ld_t_reg       <= 8'd0;
         rd_ptr_reg     <= 16'd0;
-        col_ptr_reg    <= 16'd0;
+        row_ptr_reg    <= 16'd0;
         bw_valid_reg   <= 1'b0;
         bw_is_b_reg    <= 1'b0;
+        bw_wide_reg    <= 1'b0;
         bw_idx_reg     <= 8'd0;
         bw_t_reg       <= 8'd0;
+        bw_lanes_reg   <= {ARRAY_N{1'b0}};
         beat_reg       <= 16'd0;
         wr_r_reg       <= 8'd0;
         wr_col_reg     <= 8'd0;
@@ -272,11 +293,13 @@ always @(posedge clk) begin
         ld_r_reg       <= ld_r_next;
         ld_t_reg       <= ld_t_next;
         rd_ptr_reg     <= rd_ptr_next;
-        col_ptr_reg    <= col_ptr_next;
+        row_ptr_reg    <= row_ptr_next;
         bw_valid_reg   <= bw_valid_next;
         bw_is_b_reg    <= bw_is_b_next;
+        bw_wide_reg    <= bw_wide_next;
         bw_idx_reg     <= bw_idx_next;
         bw_t_reg       <= bw_t_next;
+        bw_lanes_reg   <= bw_lanes_next;
         beat_reg       <= beat_next;
         wr_r_reg       <= wr_r_next;
         wr_col_reg     <= wr_col_next;
@@ -294,8 +317,17 @@ wire [31:0]          acc_sel;    // its accumulator
 wire [8*ARRAY_N-1:0] a_feed;     // the array's row inputs this beat
 wire [8*ARRAY_N-1:0] b_feed;     // the array's column inputs this beat
 
+wire [8*ARRAY_N-1:0] read_bytes;    // the int8 of each word read last cycle
+
 genvar r;
 generate
+    for (r = 0; r < ARRAY_N; r = r + 1) begin : g_lane
+        localparam [15:0] R16 = r;
+        assign lanes_left[r]           = (ld_t + R16 < k16);
+        assign read_bytes[8*r +: 8]    = sram_rdata[32*r +: 8];
+        wire unused_word_bits = &{1'b0, sram_rdata[32*r+8 +: 24]};    // int8 words
+    end
+
     for (r = 0; r < ARRAY_N; r = r + 1) begin : g_buf
         localparam [15:0] R16 = r;    // this row of A / column of B
 
@@ -306,28 +338,36 @@ generate
         wire [7:0]  a_word;
         wire [7:0]  b_word;
 
-        rowmem #(
-            .WIDTH (8),
+        // the words read last cycle: all to this buffer, or (a row-major B's tile row) word r
+        wire             a_fill = bw_valid_reg && !bw_is_b_reg && (bw_idx_reg == R16[7:0]);
+        wire             b_fill = bw_valid_reg && bw_is_b_reg && (bw_idx_reg == R16[7:0]);
+        wire [ARRAY_N-1:0] b_lanes = bw_wide_reg ? (b_fill ? bw_lanes_reg : {ARRAY_N{1'b0}})
+                                                 : {{(ARRAY_N-1){1'b0}}, bw_valid_reg && bw_is_b_reg};
+        wire [8*ARRAY_N-1:0] b_words = bw_wide_reg ? read_bytes
+                                                   : {{(8*ARRAY_N-8){1'b0}}, read_bytes[8*r +: 8]};
+
+        tile_buffer #(
+            .LANES (ARRAY_N),
             .DEPTH (K_MAX)
         ) u_a_row (
-            .clk     (clk),
-            .wr_en   (bw_valid_reg && !bw_is_b_reg && (bw_idx_reg == R16[7:0])),
-            .wr_addr (bw_t_reg[KAW-1:0]),
-            .wr_data (sram_rdata[7:0]),
-            .rd_addr (t[KAW-1:0]),
-            .rd_data (a_word)
+            .clk      (clk),
+            .wr_lanes (a_fill ? bw_lanes_reg : {ARRAY_N{1'b0}}),
+            .wr_addr  (bw_t_reg[KAW-1:0]),
+            .wr_data  (read_bytes),
+            .rd_addr  (t[KAW-1:0]),
+            .rd_data  (a_word)
         );
 
-        rowmem #(
-            .WIDTH (8),
+        tile_buffer #(
+            .LANES (ARRAY_N),
             .DEPTH (K_MAX)
         ) u_b_col (
-            .clk     (clk),
-            .wr_en   (bw_valid_reg && bw_is_b_reg && (bw_idx_reg == R16[7:0])),
-            .wr_addr (bw_t_reg[KAW-1:0]),
-            .wr_data (sram_rdata[7:0]),
-            .rd_addr (t[KAW-1:0]),
-            .rd_data (b_word)
+            .clk      (clk),
+            .wr_lanes (b_lanes),
+            .wr_addr  (bw_t_reg[KAW-1:0]),
+            .wr_data  (b_words),
+            .rd_addr  (t[KAW-1:0]),
+            .rd_data  (b_word)
         );
 
         assign a_feed[8*r +: 8] = a_live ? a_word : 8'd0;
@@ -376,7 +416,7 @@ assign sram_we    = writing;
 assign sram_waddr = wr_ptr_w[SRAM_AW-1:0];
 assign sram_wdata = raw ? acc_sel : {{24{rq_y[7]}}, rq_y};
 
-wire unused_matrix_unit = &{1'b0, acc_idx[15:$clog2(ARRAY_N * ARRAY_N + 1)], cmd_flags[7:2], sram_rdata[31:8], b_col[15:8],
+wire unused_matrix_unit = &{1'b0, acc_idx[15:$clog2(ARRAY_N * ARRAY_N + 1)], cmd_flags[7:2], b_col[15:8],
                             rd_ptr_w[16:SRAM_AW], wr_ptr_w[16:SRAM_AW]};
 
 endmodule

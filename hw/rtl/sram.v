@@ -7,17 +7,23 @@
 // i+1 in the cycle they write element i, so an in-place VADD (c == a) reads every element
 // before it is overwritten.
 //
+// Port A is LANES words wide: lane i holds word rd_a_addr + i (0 past the last word), so the
+// matrix unit reads ARRAY_N consecutive words a cycle; every other unit uses lane 0. (On
+// silicon: LANES banks interleaved by address, word w in bank w mod LANES, each read once per
+// cycle.)
+//
 // The array powers up to zero (an FPGA block RAM's initial contents); neither rst nor start
 // clears it, so the scratchpad keeps its words from one run to the next.
 module sram #(
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,  // number of 32-bit words
+    parameter LANES      = 1,                    // port A's width in words
     parameter ADDR_W     = $clog2(SRAM_WORDS)    // address width (leave at the default)
 ) (
     input  wire              clk,
 
     // read port A
-    input  wire [ADDR_W-1:0] rd_a_addr,
-    output reg  [31:0]       rd_a_data,
+    input  wire [ADDR_W-1:0]   rd_a_addr,
+    output reg  [32*LANES-1:0] rd_a_data,    // lane i: word rd_a_addr + i
 
     // read port B
     input  wire [ADDR_W-1:0] rd_b_addr,
@@ -32,19 +38,24 @@ module sram #(
 reg [31:0] mem [0:SRAM_WORDS-1];
 
 integer i;
+integer lane;
 
 initial begin
     `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
     `CHECK_RANGE("ADDR_W", ADDR_W, $clog2(SRAM_WORDS), $clog2(SRAM_WORDS))
+    `CHECK_RANGE("LANES", LANES, 1, `ARRAY_N_HI)
     for (i = 0; i < SRAM_WORDS; i = i + 1) begin
         mem[i] = 32'd0;
     end
-    rd_a_data = 32'd0;
+    rd_a_data = {(32*LANES){1'b0}};
     rd_b_data = 32'd0;
 end
 
 always @(posedge clk) begin
-    rd_a_data <= mem[rd_a_addr];
+    for (lane = 0; lane < LANES; lane = lane + 1) begin
+        rd_a_data[32*lane +: 32] <= ({{(32-ADDR_W){1'b0}}, rd_a_addr} + lane < SRAM_WORDS)
+                                    ? mem[rd_a_addr + lane[ADDR_W-1:0]] : 32'd0;
+    end
     rd_b_data <= mem[rd_b_addr];
     if (wr_en) begin
         mem[wr_addr] <= wr_data;

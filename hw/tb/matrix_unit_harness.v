@@ -31,9 +31,10 @@ module matrix_unit_harness #(
 
 localparam SRAM_AW = $clog2(SRAM_WORDS);
 
-wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
-wire [31:0]        sram_rdata, sram_wdata, sram_rdata_b;
-wire               sram_we, sat;
+wire [SRAM_AW-1:0]    sram_raddr, sram_waddr;
+wire [32*ARRAY_N-1:0] sram_rdata;    // the wide port: ARRAY_N words
+wire [31:0]           sram_wdata, sram_rdata_b;
+wire                  sram_we, sat;
 
 matrix_unit #(
     .ARRAY_N (ARRAY_N),
@@ -62,7 +63,8 @@ matrix_unit #(
 );
 
 sram #(
-    .SRAM_WORDS (SRAM_WORDS)
+    .SRAM_WORDS (SRAM_WORDS),
+    .LANES      (ARRAY_N)
 ) u_sram (
     .clk       (clk),
     .rd_a_addr (sram_raddr),

@@ -2,8 +2,9 @@
 
 The SRAM has no arithmetic in `model/` (the reference machine's scratchpad is a numpy array of
 words): the expectation is such an array, `mirror`, updated the way sram.v's header specifies:
-two synchronous read ports (data one cycle after the address), one write port, read-first
-(a read of the word written in the same cycle returns the old word), zero at power-up.
+two synchronous read ports (data one cycle after the address), port A LANES words wide (lane i:
+the word at the address + i, 0 past the last word), one write port, read-first (a read of the
+word written in the same cycle returns the old word), zero at power-up.
 Checked: every word reads zero after power-up; then random traffic, one command a cycle, with
 the three addresses colliding often (same word on both read ports and the write port) and the
 edge addresses 0 and SRAM_WORDS-1; then the whole array through the backdoor the unit tests use.
@@ -54,18 +55,26 @@ def drive(dut, read_a: int, read_b: int, write: tuple[int, int] | None) -> None:
         dut.wr_addr.value, dut.wr_data.value = write
 
 
-def check_reads(dut, want: tuple[int, int], cycle: int, command: str) -> None:
-    got = (int(dut.rd_a_data.value), int(dut.rd_b_data.value))
+def port_a_lanes(mirror: np.ndarray, address: int, lanes: int) -> list[int]:
+    """Port A's words: lane i is the word at address + i, 0 past the last word."""
+    return [int(mirror[address + i]) if address + i < mirror.size else 0 for i in range(lanes)]
+
+
+def check_reads(dut, want: tuple[list[int], int], cycle: int, command: str) -> None:
+    lanes = len(want[0])
+    wide = int(dut.rd_a_data.value)
+    got = ([(wide >> (32 * i)) & 0xFFFFFFFF for i in range(lanes)], int(dut.rd_b_data.value))
     assert got == want, failure(
-        f"cycle {cycle}, after {command}: read data (A, B) want "
-        f"({want[0]:#010x}, {want[1]:#010x}), got ({got[0]:#010x}, {got[1]:#010x})")
+        f"cycle {cycle}, after {command}: read data (A lanes, B) want "
+        f"({[hex(w) for w in want[0]]}, {want[1]:#010x}), "
+        f"got ({[hex(w) for w in got[0]]}, {got[1]:#010x})")
 
 
 @cocotb.test()
 async def sram_reads_first_and_keeps_every_word(dut):
     """Zero at power-up; random reads and writes, read-first on collisions; backdoor agrees."""
     rng = block_rng(dut)
-    words = int(dut.SRAM_WORDS.value)
+    words, lanes = int(dut.SRAM_WORDS.value), int(dut.LANES.value)
     mirror = np.zeros(words, dtype=np.uint32)
     drive(dut, 0, 0, None)
     Clock(dut.clk, CLOCK_NS, unit="ns").start()
@@ -81,7 +90,7 @@ async def sram_reads_first_and_keeps_every_word(dut):
     await FallingEdge(dut.clk)
     for cycle, (read_a, read_b, write) in enumerate(commands):
         drive(dut, read_a, read_b, write)
-        want = (int(mirror[read_a]), int(mirror[read_b]))       # read-first: before the write
+        want = (port_a_lanes(mirror, read_a, lanes), int(mirror[read_b]))  # before the write
         if write is not None:
             mirror[write[0]] = write[1]
         await FallingEdge(dut.clk)

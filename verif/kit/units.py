@@ -19,8 +19,9 @@ UNITS_OF_MODULE: dict[str, frozenset[str]] = {
         "paged_geometry": {"controller", "dma"},
         "mem_if": {"controller", "dma"},
         "dma": {"dma"}, "pdma": {"dma"},
-        "matrix_unit": {"mat"}, "systolic_array": {"mat"}, "pe": {"mat"}, "requant": {"mat"},
-        "rowmem": {"mat", "sm", "dma"},
+        "matrix_unit": {"mat"}, "tile_buffer": {"mat"}, "systolic_array": {"mat"},
+        "pe": {"mat"}, "requant": {"mat"},
+        "rowmem": {"sm", "dma"},
         "vector_unit": {"vec"},
         "softmax_unit": {"sm"}, "divu": {"sm"}, "exp_lut": {"sm"},
     }.items()}

@@ -11,7 +11,8 @@ WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/env/failur
 
 ``rtl-mutation`` (the default)
     1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
-       systolic array's, ``paged_geometry`` the controller's, ``chip_top`` none), by pytest
+       systolic array's, ``tile_buffer`` the matrix unit's, ``paged_geometry`` the
+       controller's, ``chip_top`` none), by pytest
     2. ``error-paths``: the error paths (ErrorPathsTest: one bad instruction of each kind)
     3. ``random-programs``: the random programs (RandomProgramsTest), ``PROGRAMS`` of them
     4. ``decode``: one short decode in the pyuvm environment (verif/env/plans.py's SHORT_PLAN)
@@ -78,7 +79,7 @@ PASS_SCORE = 0.95
 BLOCK_TEST = "verif/tests/test_blocks.py::test_block[{block}-" + SIM + "-seed{seed}]"
 # modules without a block test of their own: the systolic array's checks every PE; the
 # controller's (through the chip) checks the paged instructions' geometry rule
-BLOCK_OF = {"pe": "systolic_array", "paged_geometry": "controller"}
+BLOCK_OF = {"pe": "systolic_array", "tile_buffer": "matrix_unit", "paged_geometry": "controller"}
 WATCHDOG = re.compile(r"ChipHung|watchdog|did not rise by")
 RESULT_MARK = "RTL-MUTANT-STAGE-RESULT "
 

@@ -7,7 +7,9 @@ message names together with the failing vector.
 - systolic_array, requant, exp_lut, divu, dma (`verif/blocks/datapath_cocotb.py`): checked
   against an independent Python computation of hw/ISA.md's definitions. `pe` has no test of its
   own: the systolic array is a grid of them, and its test checks every one's products and
-  accumulation.
+  accumulation. Nor has `tile_buffer`: the matrix unit's test fills its 2 * ARRAY_N buffers
+  through every write pattern (whole and partial wide reads, a word per buffer) and checks what
+  they feed the array, every result and cycle.
 - sram, rowmem (`verif/blocks/sram_cocotb.py`, `rowmem_cocotb.py`): against a Python memory
   with the port behaviour their headers document (they hold words; `model/` has no arithmetic
   for them).
@@ -82,7 +84,7 @@ CHIP_CONFIG = ChipConfig(sram_words=1024, ext_words=2048)
 MEMORY_TB = [TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v"]  # the AXI memory and its checker
 WRITE_LOG = [TB_DIR / "event_log.v", TB_DIR / "write_log.v"]  # a harness's log of a write port
 CHIP_SOURCES = [*rtl_sources(), *MEMORY_TB, TB_DIR / "chip_harness.v"]
-MATRIX_RTL = rtl("matrix_unit", "systolic_array", "pe", "requant", "rowmem", "sram")
+MATRIX_RTL = rtl("matrix_unit", "tile_buffer", "systolic_array", "pe", "requant", "sram")
 SOFTMAX_RTL = rtl("softmax_unit", "exp_lut", "divu", "rowmem", "sram")
 
 # toplevel, sources, parameters, cocotb module, cocotb test
@@ -104,7 +106,7 @@ BLOCKS = {
     "softmax_unit": ("softmax_unit_harness", [*SOFTMAX_RTL, *WRITE_LOG, harness("softmax_unit")],
                      {"SRAM_WORDS": 4096, "SM_MAX": 256}, "verif.blocks.softmax_unit_cocotb",
                      "softmax_unit_matches_the_reference_machine"),
-    "sram": ("sram", rtl("sram"), {"SRAM_WORDS": 4096}, "verif.blocks.sram_cocotb",
+    "sram": ("sram", rtl("sram"), {"SRAM_WORDS": 4096, "LANES": 4}, "verif.blocks.sram_cocotb",
              "sram_reads_first_and_keeps_every_word"),
     "rowmem": ("rowmem", rtl("rowmem"), {"WIDTH": 16, "DEPTH": 256},
                "verif.blocks.rowmem_cocotb",

@@ -1,6 +1,7 @@
 """The matrix unit (hw/tb/matrix_unit_harness.v: matrix_unit + sram) against the reference machine.
 
-Each MATMUL (shapes from 1 x 1 x 1 to several tiles in both directions, k up to K_MAX, B plain or
+Each MATMUL (shapes from 1 x 1 x 1 to several tiles in both directions, 255 rows or 255 columns,
+k up to K_MAX, B plain or
 transposed, RAW or requantized with multipliers and shifts from the compiler's range and beyond,
 operand words with noise above their int8 byte, ignored flag bits set) is predicted by
 `model.machine.Machine` (its MATMUL: numpy product and `model.arith.requant`) on the same
@@ -67,10 +68,11 @@ def matmul_instr(rng: random.Random, cfg: ChipConfig, shape=None, flags=None) ->
 
 
 def directed_instrs(rng: random.Random, cfg: ChipConfig) -> list[Instr]:
-    """The smallest, the exact tile, one more than a tile, and the longest reduction."""
+    """The smallest, the exact tile, one more than a tile, the longest reduction, and the most
+    rows and columns (tile origins up to 252: every bit of the unit's 8-bit tile counters)."""
     size, k_max = cfg.array_n, cfg.k_max
     shapes = [(1, 1, 1), (size, 1, size), (size, k_max, size), (size + 1, 2, size + 1),
-              (1, k_max, 2 * size + 1), (2 * size + 1, k_max, 1)]
+              (1, k_max, 2 * size + 1), (2 * size + 1, k_max, 1), (1, 2, 255), (255, 2, 1)]
     return [matmul_instr(rng, cfg, shape, flags) for shape in shapes
             for flags in (0, FLAG_BT | FLAG_RAW)]
 

@@ -91,6 +91,36 @@ EQUIVALENT: dict[str, str] = {
     "matrix_unit-compare-5697755c":
         "b_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
         "so t < k is false either way",
+    "matrix_unit-compare-4aedf7e4":
+        "a_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
+        "so t < k is false either way",
+    "matrix_unit-compare-e72a3024":
+        "b_live on t <= k: at t = k column r feeds a stale word, which meets row words of the "
+        "same t = k, all zero (a_live needs t < k)",
+    "matrix_unit-const-3b024aa0":
+        "b_feed's idle value 1 meets only a zero a, as a_feed's idle value meets a zero b "
+        "(matrix_unit-const-cf7a4d76)",
+    "matrix_unit-compare-743546ef":
+        "lanes_left on ld_t + r <= k: a chunk that ends the row writes one entry more, at index "
+        "k (< K_MAX: ld_t is a multiple of 4 and k - ld_t <= 3), which no beat of this tile reads "
+        "and every later tile writes before it reads it",
+    "matrix_unit-const-de5d0530":
+        "ones instead of zeros above lane 0 of a row-major B's word: only lane 0 is enabled "
+        "there",
+    "matrix_unit-stuck-78baf218":
+        "i0 with bit 0 stuck at 0: the tile rows start at multiples of ARRAY_N = 4",
+    "matrix_unit-drop-78bfba37":
+        "c_row_next = c_row_reg dropped: SETUP and the next tile row assign it, every other "
+        "cycle keeps the value c_row_reg holds",
+    "matrix_unit-drop-5deb375f":
+        "bw_is_b_next = bw_is_b_reg dropped: every LOAD cycle assigns it, and it is read only "
+        "in the cycle after one (bw_valid)",
+    "matrix_unit-drop-a5ba69f0":
+        "bw_lanes_next = bw_lanes_reg dropped: every LOAD cycle assigns it, and it is read only "
+        "in the cycle after one (bw_valid)",
+    "matrix_unit-drop-d9eaf024":
+        "SETUP's ld_t_next = 0 dropped: the default keeps ld_t, which is 0 there (a reset, and "
+        "every MATMUL's last tile, leave it 0)",
     "pe-const-1dc240a2":
         "a PE cleared to a_out = 1: the next PE meets it in the first beat only, with the b the "
         "skew makes zero there (column j + 1's first live word comes in beat j + 2)",

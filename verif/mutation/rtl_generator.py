@@ -124,6 +124,9 @@ EQUIVALENT: dict[str, str] = {
     "pe-const-1dc240a2":
         "a PE cleared to a_out = 1: the next PE meets it in the first beat only, with the b the "
         "skew makes zero there (column j + 1's first live word comes in beat j + 2)",
+    "pe-const-cf8dbc16":
+        "a PE cleared to b_out = 1: the PE below meets it in the first beat only, with the a "
+        "the skew makes zero there (row r + 1's first live word comes in beat r + 2)",
     "softmax_unit-compare-24992131":
         "the maximum taken on x >= mx instead of x > mx: a tie replaces it with an equal value",
     # A dropped default of the next-state block: the simulator keeps the variable's last value

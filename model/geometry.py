@@ -2,11 +2,13 @@
 
 A request's cache rows are numbered 0, 1, 2, ... (logical rows); logical row ``r`` lies in
 logical page ``r // P`` at slot ``r % P`` for pages of ``P`` rows. The page table, the step
-programs (chip gather's block tables), the pool layout, the serving scheduler and both
-testbench drivers take this arithmetic from here.
+programs (chip gather's block tables), the reference machine's paged instructions, the pool
+layout, the serving scheduler and both testbench drivers take this arithmetic from here.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from model.isa import PAGE_SHIFT_MAX
 
@@ -44,3 +46,13 @@ def page_shift_of(page_size: int) -> int:
         raise ValueError(f"the chip's pages hold 2^k rows, k <= {PAGE_SHIFT_MAX}; "
                          f"got {page_size}")
     return shift
+
+
+def pool_rows(table: np.ndarray, row: int, length: int, page_shift: int) -> np.ndarray:
+    """The pool rows (page * P + slot) of table rows ``row`` .. ``row + length - 1`` through a
+    block table (hw/ISA.md, "Paged instructions": the header ``first``, then one page per
+    entry): table row v lies in entry (first + v) >> page_shift, at slot (first + v) & (P - 1).
+    """
+    position = int(table[0]) + row + np.arange(length)
+    pages = np.asarray(table)[1 + (position >> page_shift)].astype(np.int64)
+    return (pages << page_shift) | (position & ((1 << page_shift) - 1))

@@ -20,6 +20,7 @@ from itertools import accumulate
 import numpy as np
 
 from model import arith
+from model.geometry import pool_rows
 from model.isa import (
     FLAG_BT,
     FLAG_RAW,
@@ -513,10 +514,7 @@ class Machine:
 
     def _table_rows(self, i: Instr) -> np.ndarray:
         """The physical pool row (page * P + slot) of each row a valid PLOAD or PSTORE moves."""
-        first = int(self.ext[i.a])
-        position = first + i.row + np.arange(i.length)
-        pages = self.ext[i.a + 1 + (position >> i.shift)].astype(np.int64)
-        return (pages << i.shift) | (position & ((1 << i.shift) - 1))
+        return pool_rows(self.ext[i.a :], i.row, i.length, i.shift)
 
     def _pages_ok(self, i: Instr) -> bool:
         """Every page the instruction follows lies in the pool (else BAD_PAGE)."""

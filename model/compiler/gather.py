@@ -29,7 +29,7 @@ import numpy as np
 
 from model import machine
 from model.compiler.layout import Layout, Scratchpad
-from model.geometry import page_of, slot_of
+from model.geometry import page_of, pool_rows, slot_of
 from model.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore, store
 from model.paged import PageTable
 
@@ -107,10 +107,8 @@ def new_row_addresses(layout: Layout, table: np.ndarray, context: int) -> tuple[
     """Where a chip-gather step's PSTOREs put a request's new key and value rows: table row
     context - 1 of its block table ``table`` (header, then pages), in the key pool and in the
     value pool (hw/ISA.md, "Paged instructions")."""
-    pool = layout.pool
-    row = int(table[0]) + context - 1
-    page = int(table[1 + (row >> pool.page_shift)])
-    offset = (page * pool.page_size + (row & (pool.page_size - 1))) * layout.dim
+    (row,) = pool_rows(table, context - 1, 1, layout.pool.page_shift)
+    offset = int(row) * layout.dim
     return layout.k_pool + offset, layout.v_pool + offset
 
 

@@ -174,9 +174,8 @@ def test_vadd_and_matmul_count_saturations():
 def test_cycle_counters_of_a_hand_counted_program():
     # LOAD 30: 30 + L + 2; MATMUL 1x3x6 on a 4x4 array: two tiles, each A's row in one wide
     # read and B's 3 tile rows in 3, then 1+(3+7) and the 4 or 2 writes, plus the set-up
-    # cycle; VADD 6: 7; SOFTMAX 3: 2*(3+1) for the maximum
-    # and the exponentials, then 3 divisions entering one a cycle, the last leaving 7 later;
-    # STORE 6: 6 + 4.
+    # cycle; VADD 6: 7; SOFTMAX 3: 2*(3+1) for the maximum and the exponentials, then 3
+    # divisions entering one a cycle, the last leaving 7 later; STORE 6: 6 + 4.
     program = [isa.load(100, 0, 30), isa.matmul(0, 0, 40, 1, 3, 6, mult=1 << 30),
                isa.vadd(0, 0, 50, 6), isa.softmax(0, 60, 3), isa.store(40, 300, 6)]
     counters = machine.run(image_of(program)).counters

@@ -64,8 +64,9 @@ def cost(page_size: int) -> GatherCost:
     program = chip.inputs.program.instructions()
     ploads = [i for i in program if i.op == Op.PLOAD]
     pstores = [i for i in program if i.op == Op.PSTORE]
-    host_program = host.inputs.program.instructions()
-    stores = [i for i in host_program if i.op == Op.STORE and i.length == pstores[0].m]
+    host_layout = host.inputs.program.layout
+    stores = [i for i in host.inputs.program.instructions()  # host gather's of the new rows
+              if i.op == Op.STORE and i.a in (host_layout.k_new, host_layout.v_new)]
     rows = ploads[0].length
     load_cycles = read_cycles(rows * ploads[0].m, cfg)  # a LOAD of the same words
     return GatherCost(page_size, host.cycles[0], chip.cycles[0],

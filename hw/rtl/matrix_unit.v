@@ -283,7 +283,9 @@ always @(posedge clk) begin
         wr_col_reg     <= 8'd0;
         wr_ptr_reg     <= 16'd0;
         wr_row_ptr_reg <= 16'd0;
-    end else begin
+    end else if (state_reg != S_IDLE || cmd_matmul) begin
+        // (idle and not started, every next value is the register's own (bw_valid_reg is 0 past
+        // S_LOAD): on Icarus every register copied costs, and the unit is idle most cycles)
         state_reg      <= state_next;
         i0_reg         <= i0_next;
         j0_reg         <= j0_next;

@@ -141,13 +141,19 @@ assign rd_valid   = deliver;
 assign fence_done = fence_reg && write_idle && advance;
 assign bus_err    = err_reg;
 
+// (each block below is enabled only in a cycle in which something it keeps can change: on an idle
+// port every one would otherwise run all its statements each cycle, and on Icarus every signal a
+// block reads costs; the enables are exact, so nothing else changes)
+wire schedule_busy = rd_take || (due_pipe != {(16*STAGES){1'b0}}) || due || fence ||
+                     (fence_pipe != 2'd0) || fence_reg;
+
 always @(posedge clk) begin
     if (rst) begin
         due_pipe   <= {(16*STAGES){1'b0}};
         due_reg    <= 32'd0;
         fence_pipe <= 2'd0;
         fence_reg  <= 1'b0;
-    end else if (advance) begin
+    end else if (advance && schedule_busy) begin
         due_pipe   <= {due_pipe[16*STAGES-17:0], rd_take ? rd_len : 16'd0};
         due_reg    <= due_reg - {31'd0, deliver} + {16'd0, due_pipe[16*STAGES-1 -: 16]};
         fence_pipe <= {fence_pipe[0], fence};
@@ -209,7 +215,7 @@ always @(posedge clk) begin
         araddr_reg  <= 32'd0;
         arlen_reg   <= 8'd0;
         reads_out   <= 9'd0;
-    end else begin
+    end else if (rq_push || ar_new || ar_issue || arvalid_reg || r_done) begin
         if (rq_push) begin
             rq_mem[rq_tail] <= {rd_addr, rd_len};
             rq_tail <= rq_tail + 2'd1;
@@ -248,7 +254,7 @@ always @(posedge clk) begin
         rb_head  <= {RB_AW{1'b0}};
         rb_tail  <= {RB_AW{1'b0}};
         rb_count <= {(RB_AW+1){1'b0}};
-    end else begin
+    end else if (r_fire || deliver) begin
         if (r_fire) begin
             rb_mem[rb_tail] <= m_axi_rresp[1] ? 32'd0 : m_axi_rdata;    // an error carries 0
             rb_tail <= rb_tail + 1'b1;
@@ -305,7 +311,7 @@ always @(posedge clk) begin
         wl_count    <= 3'd0;
         w_beat      <= 8'd0;
         writes_out  <= 9'd0;
-    end else begin
+    end else if (wq_push || aw_new || aw_issue || awvalid_reg || w_fire || b_fire) begin
         if (wq_push) begin
             wq_mem[wq_tail] <= {wr_addr, wr_len};
             wq_tail <= wq_tail + 2'd1;
@@ -350,7 +356,7 @@ always @(posedge clk) begin
         wb_head  <= {WB_AW{1'b0}};
         wb_tail  <= {WB_AW{1'b0}};
         wb_count <= {(WB_AW+1){1'b0}};
-    end else begin
+    end else if (push || w_fire) begin
         if (push) begin
             wb_mem[wb_tail] <= wr_data;
             wb_tail <= wb_tail + 1'b1;

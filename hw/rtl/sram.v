@@ -38,7 +38,6 @@ module sram #(
 reg [31:0] mem [0:SRAM_WORDS-1];
 
 integer i;
-integer lane;
 
 initial begin
     `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
@@ -51,11 +50,19 @@ initial begin
     rd_b_data = 32'd0;
 end
 
-always @(posedge clk) begin
-    for (lane = 0; lane < LANES; lane = lane + 1) begin
-        rd_a_data[32*lane +: 32] <= ({{(32-ADDR_W){1'b0}}, rd_a_addr} + lane < SRAM_WORDS)
-                                    ? mem[rd_a_addr + lane[ADDR_W-1:0]] : 32'd0;
+// one block per lane, its offset a constant (on Icarus a loop's index and bounds cost every cycle)
+genvar lane;
+generate
+    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane
+        localparam [31:0] OFFSET = lane;
+        wire [31:0] addr = {{(32-ADDR_W){1'b0}}, rd_a_addr} + OFFSET;
+        always @(posedge clk) begin
+            rd_a_data[32*lane +: 32] <= (addr < SRAM_WORDS) ? mem[addr[ADDR_W-1:0]] : 32'd0;
+        end
     end
+endgenerate
+
+always @(posedge clk) begin
     rd_b_data <= mem[rd_b_addr];
     if (wr_en) begin
         mem[wr_addr] <= wr_data;

@@ -141,9 +141,9 @@ assign rd_valid   = deliver;
 assign fence_done = fence_reg && write_idle && advance;
 assign bus_err    = err_reg;
 
-// (each block below is enabled only in a cycle in which something it keeps can change: on an idle
-// port every one would otherwise run all its statements each cycle, and on Icarus every signal a
-// block reads costs; the enables are exact, so nothing else changes)
+// (the schedule, the read buffer and the write buffer are enabled only in the cycles in which
+// something they keep can change: the port is idle most cycles, and on Icarus every statement a
+// block runs costs; the enables are exact: every register ends each cycle as it would without)
 wire schedule_busy = rd_take || (due_pipe != {(16*STAGES){1'b0}}) || due || fence ||
                      (fence_pipe != 2'd0) || fence_reg;
 
@@ -215,7 +215,7 @@ always @(posedge clk) begin
         araddr_reg  <= 32'd0;
         arlen_reg   <= 8'd0;
         reads_out   <= 9'd0;
-    end else if (rq_push || ar_new || ar_issue || arvalid_reg || r_done) begin
+    end else begin
         if (rq_push) begin
             rq_mem[rq_tail] <= {rd_addr, rd_len};
             rq_tail <= rq_tail + 2'd1;
@@ -311,7 +311,7 @@ always @(posedge clk) begin
         wl_count    <= 3'd0;
         w_beat      <= 8'd0;
         writes_out  <= 9'd0;
-    end else if (wq_push || aw_new || aw_issue || awvalid_reg || w_fire || b_fire) begin
+    end else begin
         if (wq_push) begin
             wq_mem[wq_tail] <= {wr_addr, wr_len};
             wq_tail <= wq_tail + 2'd1;

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.compiler.gather import GATHER_MODES
-from sim.lengths import run_length
+from sim.lengths import run_length, runs_full
 from verif.env.decode_spec import DecodeSpec
 from verif.env.serving_spec import ServingSpec
 
@@ -22,7 +22,8 @@ TABLE_STEPS = (1, 4, 8, 9, 12, 16, 24, 32)  # the chapter's cycle table
 SHORT_STEPS = 12  # decodes on Icarus: past the chapter's windows, trimming, cycles flat
 CHIP_GATHER_SHORT_STEPS = 16  # chip gather on Icarus: a freed page reused and read back
 SHORT_PROGRAMS = 25  # random programs on Icarus (200 at full length)
-SHORT_REQUESTS = 8  # serving requests on Icarus (24): still preempts, hits and evicts
+SHORT_REQUESTS = 7  # serving requests on Icarus (24): still preempts, hits and evicts
+SHORT_FORK = {"steps": 12, "fork_at": 6}  # the fork on Icarus: mid-page, both decodes trimmed
 # the error paths' illegal opcode at addresses 8 .. 1024 on Icarus (at full length 8 .. 8192: the
 # last three took seven eighths of the run, 2,000 instructions to reach address 8192)
 SHORT_ERROR_ADDRESSES = 8
@@ -99,6 +100,17 @@ def chip_gather_spec(window: int | None, steps: int = CHAPTER_STEPS) -> DecodeSp
 
 
 CHIP_FORK_PLAN = [replace(FORK_PLAN[0], name="random4-fork-chip", gather="chip")]
+
+
+def fork_plan(sim: str, plan: list[DecodeSpec]) -> list[DecodeSpec]:
+    """A fork plan on ``sim``: at full length, or on Icarus SHORT_FORK (the fork still mid-page,
+    at the same slot of its page, and the parent past its window)."""
+    return plan if runs_full(sim) else [replace(spec, **SHORT_FORK) for spec in plan]
+
+
+def fork_steps(spec: DecodeSpec) -> int:
+    """The steps a fork decode checks: the parent's, then the child's after the fork."""
+    return 2 * spec.steps - spec.fork_at
 
 # the table of step 10 (context 8, pages of 4) names page n_pages: the first PLOAD stops
 BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, window=8,

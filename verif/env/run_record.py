@@ -185,6 +185,8 @@ def serving_summary(spec: ServingSpec, scheduler: Scheduler, vseq) -> dict[str, 
         "chip_runs": len(vseq.responses),
         "chip_cycles": cycles,
         "dma_cycles": sum(r.counters.dma for r in vseq.responses),
+        # the data words the runs moved through the memory port (DMA and block-table words)
+        "port_words": sum(r.counters.dma_words + r.counters.pt_words for r in vseq.responses),
         "host_words": sum(vseq.host_words),
         "tokens_per_kilocycle": round(1000 * tokens / cycles, 4) if cycles else 0.0,
         "steps_per_kilocycle": round(1000 * stats.rows_computed / cycles, 4) if cycles else 0.0,

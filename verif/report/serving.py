@@ -35,7 +35,8 @@ COLUMNS = (("gather", "gather"), ("B", "batch"), ("tokens", "tokens_generated"),
            ("steps/kcycle", "steps_per_kilocycle"), ("peak pages", "peak_pages"),
            ("mean pages", "mean_pages"), ("preemptions", "preemptions"),
            ("prefix hits", "prefix_hits"), ("evictions", "evictions"),
-           ("recompute tax", "recompute_tax"), ("host words", "host_words"))
+           ("recompute tax", "recompute_tax"), ("host words", "host_words"),
+           ("port words", "port_words"))
 COST_COLUMNS = (("B", "batch"), ("host cycles", "host_cycles"), ("chip cycles", "chip_cycles"),
                 ("chip / host", "cycle_ratio"), ("host dma", "host_dma_cycles"),
                 ("chip dma", "chip_dma_cycles"), ("host words", "host_words_host"),
@@ -69,6 +70,8 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
         gain = batching_gain(runs, gather)
         if gain is not None:
             table["gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")] = gain
+    table["port_bound_gain"] = {gather: bound for gather in GATHER_MODES
+                                if (bound := port_bound_gain(runs, gather)) is not None}
     table["b8_simulators_agree"] = agreement(found)
     return table
 
@@ -79,6 +82,17 @@ def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | Non
     if one is None or eight is None or not one["tokens_per_kilocycle"]:
         return None
     return round(eight["tokens_per_kilocycle"] / one["tokens_per_kilocycle"], 2)
+
+
+def port_bound_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
+    """The gain at B = 8 of a chip whose runs take one cycle per data word through its memory
+    port (the most a speed-up of the units can reach while the weights and every request's
+    cached rows cross the port each run): tokens per port word at B = 8 over B = 1."""
+    one, eight = runs.get((gather, 1)), runs.get((gather, 8))
+    if one is None or eight is None or not one.get("port_words") or not eight.get("port_words"):
+        return None
+    per_word = [run["tokens_generated"] / run["port_words"] for run in (one, eight)]
+    return round(per_word[1] / per_word[0], 2)
 
 
 def ceiling() -> list[dict[str, Any]]:
@@ -140,6 +154,10 @@ def print_table(table: dict[str, Any]) -> str:
         if key in table:
             lines.append(f"   batching gain at B = 8 ({gather} gather): {table[key]}x the tokens "
                          "per 1,000 cycles of B = 1 (RTL counters)")
+    for gather, bound in table.get("port_bound_gain", {}).items():
+        lines.append(f"   port-bound gain at B = 8 ({gather} gather): {bound}x: the gain of a "
+                     "chip whose runs take a cycle per data word through its memory port "
+                     "(tokens per port word, B = 8 over B = 1)")
     if table["gather_cost"]:
         lines.append("   the cost of chip gather: chip cycles against host gather's, per B")
         lines.append(" ".join(f"{title:>13s}" for title, _ in COST_COLUMNS))

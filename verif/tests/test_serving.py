@@ -33,7 +33,7 @@ _REFERENCE: dict[tuple, dict[str, list[int]]] = {}
 
 
 def workload(sim: str, gather: str, batch: int = 8) -> ServingSpec:
-    """The workload at batch size ``batch``: 24 requests, 8 on Icarus in make test (they
+    """The workload at batch size ``batch``: 24 requests, 7 on Icarus in make test (they
     still preempt, hit the prefix cache and evict)."""
     return serving_spec(batch, gather, run_length(sim, SERVING_REQUESTS, SHORT_REQUESTS))
 

@@ -31,8 +31,9 @@ def rounding_doubling_high_mul(x: np.ndarray, mult: int) -> np.ndarray:
     nudge = np.where(product >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
     total = product + nudge
     high = np.where(total >= 0, total >> 31, -((-total) >> 31))  # truncate toward zero
-    overflow = (x == INT32_MIN) & (mult == INT32_MIN)
-    return np.where(overflow, np.int64(2**31 - 1), high)
+    if mult != INT32_MIN:  # the one overflow needs both operands at INT32_MIN
+        return high
+    return np.where(x == INT32_MIN, np.int64(2**31 - 1), high)
 
 
 def rounding_shift_right(x: np.ndarray, shift: int) -> np.ndarray:

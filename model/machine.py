@@ -337,8 +337,9 @@ class Machine:
     def run(self, raise_on_error: bool = False) -> RunResult:
         """Execute until HALT or an error; with raise_on_error an error raises MachineError."""
         pc = 0
+        fetch_errors = self.bus_errors.read
         while True:
-            if self.bus_errors.read.intersection(range(pc, pc + WORDS_PER_INSTR)):
+            if fetch_errors and fetch_errors.intersection(range(pc, pc + WORDS_PER_INSTR)):
                 self.counters.total += fetch_cycles(self.cfg)  # stopped after FETCH
                 return self._stop(ErrorCode.BUS_ERROR, pc, None, raise_on_error)
             start = self.counters.total

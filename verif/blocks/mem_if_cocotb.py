@@ -263,13 +263,24 @@ def most_outstanding(latency: int, mirror: dict[int, int]) -> Plan:
     return plan
 
 
-def queued_writes(rng: random.Random, latency: int, mirror: dict[int, int]) -> Plan:
-    """Write streams of 1 .. 4 words back to back, one fence: while AW is held, they wait in
-    the command queue, and a full queue freezes the unit."""
+def stream_behind_a_held_ar(latency: int, mirror: dict[int, int]) -> Plan:
+    """A one-word stream, then at once one of 70 words: while AR is held, the second becomes the
+    current stream with its AR unable to leave, and must later be cut from what was kept."""
     plan = Plan(latency, mirror=mirror)
-    starts = rng.sample(range(0xD000, 0xE000, 8), 8)
+    plan.read(0x680, 1, set())
+    plan.read(0x700, 70, set())
+    return plan
+
+
+def queued_writes(rng: random.Random, latency: int, mirror: dict[int, int]) -> Plan:
+    """Write streams back to back, one fence: while AW is held, they wait in the command queue.
+    The first six are of one word, so the queue fills (and freezes the unit) before the write
+    buffer does; then streams of 1 .. 4 words."""
+    plan = Plan(latency, mirror=mirror)
+    starts = rng.sample(range(0xD000, 0xE000, 8), 10)
     for index, start in enumerate(starts):
-        plan.write(start, [rng.getrandbits(32) for _ in range(rng.randint(1, 4))], set(),
+        length = 1 if index < 6 else rng.randint(1, 4)
+        plan.write(start, [rng.getrandbits(32) for _ in range(length)], set(),
                    fence=index == len(starts) - 1)
     return plan
 
@@ -318,6 +329,8 @@ async def mem_if_keeps_the_ideal_schedule_on_a_pausing_axi_ram(dut):
     problems += await bus_err_after(dut, queued_writes(rng, latency, mirror), log, 0)
     hold(ram.read_if.r_channel, 40, random.Random(rng.getrandbits(32)))
     problems += await bus_err_after(dut, most_outstanding(latency, mirror), log, 0)
+    hold(ram.read_if.ar_channel, 10, random.Random(rng.getrandbits(32)))
+    problems += await bus_err_after(dut, stream_behind_a_held_ar(latency, mirror), log, 0)
     read_error = Plan(latency, mirror=mirror)
     read_error.read(READ_ERROR - 16, 40, {READ_ERROR})
     problems += await bus_err_after(dut, read_error, log, 1)

@@ -163,8 +163,11 @@ TINY_SEED = 4201
 @pytest.fixture
 def xdist_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The output folder of the tiny suite run by xdist on two workers with TINY_SEED: made by
-    the first test to ask, in the temporary folder every pytest worker of the session shares."""
-    shared = tmp_path_factory.getbasetemp().parent / "xdist_tiny"
+    the first test to ask, in the temporary folder every pytest worker of the session shares
+    (under xdist the parent of a worker's; without it the session's own, whose parent every
+    session shares: a run there would outlive its session)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "xdist_tiny"
     with locked(shared.with_suffix(".lock")):
         if not (shared / "junit" / "tiny.xml").exists():
             regression(shared, TINY_SEED, "--suite", "tiny", "--jobs", "2")

@@ -16,6 +16,7 @@ gather's chip cycles over host gather's (the same steps, so the same tokens: che
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,23 +77,28 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
     return table
 
 
-def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
-    """Tokens per 1,000 cycles at B = 8 over B = 1, in one gather mode (None: a run missing)."""
+def gain_b8(runs: dict[tuple[str, int], dict], gather: str,
+            rate: Callable[[dict], float | None]) -> float | None:
+    """A run's ``rate`` at B = 8 over B = 1, in one gather mode, to 2 places (None: a run
+    missing, a rate it cannot give, or none at B = 1)."""
     one, eight = runs.get((gather, 1)), runs.get((gather, 8))
-    if one is None or eight is None or not one["tokens_per_kilocycle"]:
+    rates = [rate(run) for run in (one, eight) if run is not None]
+    if len(rates) < 2 or not rates[0] or rates[1] is None:
         return None
-    return round(eight["tokens_per_kilocycle"] / one["tokens_per_kilocycle"], 2)
+    return round(rates[1] / rates[0], 2)
+
+
+def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
+    """Tokens per 1,000 cycles at B = 8 over B = 1 (RTL counters)."""
+    return gain_b8(runs, gather, lambda run: run["tokens_per_kilocycle"])
 
 
 def port_bound_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
     """The gain at B = 8 of a chip whose runs take one cycle per data word through its memory
     port (the most a speed-up of the units can reach while the weights and every request's
     cached rows cross the port each run): tokens per port word at B = 8 over B = 1."""
-    one, eight = runs.get((gather, 1)), runs.get((gather, 8))
-    if one is None or eight is None or not one.get("port_words") or not eight.get("port_words"):
-        return None
-    per_word = [run["tokens_generated"] / run["port_words"] for run in (one, eight)]
-    return round(per_word[1] / per_word[0], 2)
+    return gain_b8(runs, gather, lambda run: run["tokens_generated"] / run["port_words"]
+                   if run.get("port_words") else None)
 
 
 def ceiling() -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from verif.env.plans import (
     chapter_spec,
     chip_gather_spec,
     error_addresses_on,
+    fork_steps,
     serving_spec,
 )
 from verif.env.serving_spec import ServingSpec
@@ -109,7 +110,7 @@ def test_fork_decode_under_a_memory_profile(sim, profile, gather, seed, sim_run)
     """The fork, copy-on-write included (on the chip in chip gather), under stalls."""
     (spec,) = fork_under(sim, gather)
     result = sim_run.raise_if_failed()
-    assert result["steps_checked"] == 2 * spec.steps - spec.fork_at
+    assert result["steps_checked"] == fork_steps(spec)
     assert all(w > 0 for w in waited(result))
 
 

@@ -30,6 +30,7 @@ from model.compiler.gather import GATHER_MODES
 from model.isa import ErrorCode, Op
 from sim.mem_profile import STALL_FIELDS
 from verif.agents.chip.monitor import ChipObservation
+from verif.coverage import libyaml
 from verif.env.plans import decode_plans
 from verif.sequences.items import PageOp, PageOpItem, StepItem
 
@@ -330,7 +331,8 @@ def reset() -> None:
 def export(run_dir) -> dict[str, str]:
     """Write the database into the run folder (YAML and XML), for merging across runs."""
     yaml_file, xml_file = run_dir / "coverage.yml", run_dir / "coverage.xml"
-    coverage_db.export_to_yaml(str(yaml_file))
+    with libyaml.in_cocotb_coverage():
+        coverage_db.export_to_yaml(str(yaml_file))
     coverage_db.export_to_xml(str(xml_file))
     return {"yaml": str(yaml_file), "xml": str(xml_file)}
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
 from cocotb_coverage.coverage import merge_coverage
 
 from model.paths import OUT, RUNS_ROOT
+from verif.coverage import libyaml
 
 MERGED = OUT / "coverage" / "merged.yml"
 
@@ -57,7 +57,7 @@ def current_model(files: list[str]) -> tuple[list[str], list[str]]:
 
 def bin_names(path: str) -> dict[str, tuple[str, ...]]:
     """Each point of a coverage file and its bins' names."""
-    database = yaml.safe_load(Path(path).read_text()) or {}
+    database = libyaml.safe_load(Path(path).read_text()) or {}
     return {name: tuple(map(str, entry.get("bins:_hits", {})))
             for name, entry in database.items()}
 
@@ -70,8 +70,9 @@ def compatible(points: dict[str, tuple[str, ...]], model: dict[str, tuple[str, .
 def merge_files(files: list[str], merged: Path) -> dict:
     """Merge the given coverage.yml files into `merged` and return the merged database."""
     merged.parent.mkdir(parents=True, exist_ok=True)
-    merge_coverage(lambda message: None, str(merged), *files)
-    return yaml.safe_load(merged.read_text())
+    with libyaml.in_cocotb_coverage():
+        merge_coverage(lambda message: None, str(merged), *files)
+    return libyaml.safe_load(merged.read_text())
 
 
 def missing_bins(entry: dict) -> list[str]:

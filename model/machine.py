@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
@@ -26,6 +27,7 @@ from model.isa import (
     FLAG_RAW,
     N_OPCODES,
     NO_FETCH_OVERHEAD,
+    OPCODES,
     PAGE_SHIFT_MAX,
     PAGED_OPS,
     PT_ENTRIES,
@@ -313,6 +315,79 @@ def run_instruction(instr: Instr, sram: np.ndarray, cfg: ChipConfig | None = Non
     return machine.run(raise_on_error=True)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """An instruction's FETCH and CHECK (hw/ISA.md): what the words say and what the check
+    decides, which depend on nothing but the four words and the chip's sizes."""
+
+    instr: Instr
+    error: ErrorCode  # OK, ILLEGAL_OPCODE, BAD_SIZE or BAD_ADDRESS
+    cost: int = 0  # EXEC's cycles when it runs to the end (a legal instruction's)
+    unit: str = ""  # the counter those cycles go to (model.isa.UNIT_OF; none for HALT)
+
+
+@lru_cache(maxsize=4096)
+def check(words: tuple[int, int, int, int], cfg: ChipConfig) -> Checked:
+    """Decode and check one instruction's words, kept: the machine checks every instruction of
+    every run, and a step's program repeats from run to run."""
+    instr = decode(words)
+    if instr.op not in OPCODES:
+        return Checked(instr, ErrorCode.ILLEGAL_OPCODE)
+    if not _sizes_ok(instr, cfg):
+        return Checked(instr, ErrorCode.BAD_SIZE)
+    if not _addresses_ok(instr, cfg):
+        return Checked(instr, ErrorCode.BAD_ADDRESS)
+    return Checked(instr, ErrorCode.OK, exec_cycles(instr, cfg), UNIT_OF.get(instr.op, ""))
+
+
+def _sizes_ok(i: Instr, cfg: ChipConfig) -> bool:
+    if i.op in PAGED_OPS:
+        return _paged_sizes_ok(i)
+    if i.op == Op.HALT:
+        return True
+    if i.op == Op.MATMUL:
+        return min(i.m, i.k, i.n) > 0 and i.k <= cfg.k_max
+    if i.op == Op.SOFTMAX:
+        return 0 < i.length <= cfg.sm_max
+    return i.length > 0
+
+
+def _addresses_ok(i: Instr, cfg: ChipConfig) -> bool:
+    sram, ext = cfg.sram_words, cfg.ext_words
+    ranges: list[tuple[int, int, int]]  # (start, length, memory size)
+    if i.op in PAGED_OPS:
+        return _paged_addresses_ok(i, cfg)
+    if i.op == Op.HALT:
+        ranges = []
+    elif i.op in (Op.LOAD, Op.STORE):
+        ranges = [(i.a, i.length, ext), (i.b, i.length, sram)]
+    elif i.op == Op.MATMUL:
+        ranges = [(i.a, i.m * i.k, sram), (i.b, i.k * i.n, sram), (i.c, i.m * i.n, sram)]
+    elif i.op == Op.VADD:
+        ranges = [(i.a, i.length, sram), (i.b, i.length, sram), (i.c, i.length, sram)]
+    elif i.op in (Op.VMAX, Op.ARGMAX):
+        ranges = [(i.a, i.length, sram), (i.c, 1, sram)]
+    else:
+        ranges = [(i.a, i.length, sram), (i.c, i.length, sram)]
+    return all(start + length <= size for start, length, size in ranges)
+
+
+def _paged_sizes_ok(i: Instr) -> bool:
+    if min(i.m, i.length, i.pages) == 0 or i.shift > PAGE_SHIFT_MAX:
+        return False
+    geo = paged_geometry(i)
+    if i.op == Op.PCOPY:
+        return i.row + i.length <= geo.page_rows
+    return geo.entries <= PT_ENTRIES
+
+
+def _paged_addresses_ok(i: Instr, cfg: ChipConfig) -> bool:
+    geo = paged_geometry(i)
+    table = 2 if i.op == Op.PCOPY else 1 + geo.first_entry + geo.entries  # words from a
+    return (i.b + geo.words <= cfg.sram_words and i.a + table <= cfg.ext_words
+            and i.c + geo.pool_words <= cfg.ext_words)
+
+
 class Machine:
     """One chip: external memory, scratchpad, counters. `run()` executes from address 0."""
 
@@ -343,17 +418,22 @@ class Machine:
                 self.counters.total += fetch_cycles(self.cfg)  # stopped after FETCH
                 return self._stop(ErrorCode.BUS_ERROR, pc, None, raise_on_error)
             start = self.counters.total
-            instr, error = self._fetch_and_check(pc)
-            self.counters.total += overhead_cycles(self.cfg) if instr else NO_FETCH_OVERHEAD
-            if self.tracing and instr:
+            checked = self._fetch_and_check(pc)
+            if checked is None:
+                self.counters.total += NO_FETCH_OVERHEAD
+                return self._stop(ErrorCode.BAD_ADDRESS, pc, None, raise_on_error)
+            instr = checked.instr
+            self.counters.total += overhead_cycles(self.cfg)
+            if self.tracing:
                 total = self.counters.total
                 self.trace.append(Executed(pc, instr, start, total, total))
-            if error != ErrorCode.OK:
-                return self._stop(error, pc, instr, raise_on_error)
+            if checked.error != ErrorCode.OK:
+                return self._stop(checked.error, pc, instr, raise_on_error)
             self.counters.instr += 1
-            self._count_op(Op(instr.op))
+            self._count_op(instr.op)
             if instr.op == Op.HALT:
                 return self._stop(ErrorCode.OK, pc, instr, raise_on_error)
+            error = ErrorCode.OK
             if self.bus_errors:
                 error = self._execute_on_bus_errors(instr)
             elif instr.op in PAGED_OPS and not self._pages_ok(instr):
@@ -362,18 +442,17 @@ class Machine:
                 self._execute(instr)
             if error != ErrorCode.OK:
                 return self._paged_stop(pc, instr, error, raise_on_error)
-            cost = exec_cycles(instr, self.cfg)
-            self.counters.total += cost
+            self.counters.total += checked.cost
             if self.tracing:
                 self.trace[-1].end = self.counters.total
-            unit = UNIT_OF[Op(instr.op)]
-            setattr(self.counters, unit, getattr(self.counters, unit) + cost)
+            unit = checked.unit
+            setattr(self.counters, unit, getattr(self.counters, unit) + checked.cost)
             pc += WORDS_PER_INSTR
             if self._bus_failed:
                 return self._stop(ErrorCode.BUS_ERROR, pc - WORDS_PER_INSTR, instr,
                                   raise_on_error)
 
-    def _count_op(self, op: Op) -> None:
+    def _count_op(self, op: int) -> None:
         ops = list(self.counters.ops)
         ops[op] += 1
         self.counters.ops = tuple(ops)
@@ -390,73 +469,34 @@ class Machine:
 
     # --- fetch and check ----------------------------------------------------------------------
 
-    def _fetch_and_check(self, pc: int) -> tuple[Instr | None, ErrorCode]:
+    def _fetch_and_check(self, pc: int) -> Checked | None:
+        """The instruction at ``pc`` and its check; None when its words run off the memory."""
         if pc + WORDS_PER_INSTR > self.cfg.ext_words:
-            return None, ErrorCode.BAD_ADDRESS
-        instr = decode(self.ext[pc : pc + WORDS_PER_INSTR])
-        try:
-            op = Op(instr.op)
-        except ValueError:
-            return instr, ErrorCode.ILLEGAL_OPCODE
-        if not self._sizes_ok(op, instr):
-            return instr, ErrorCode.BAD_SIZE
-        if not self._addresses_ok(op, instr):
-            return instr, ErrorCode.BAD_ADDRESS
-        return instr, ErrorCode.OK
-
-    def _sizes_ok(self, op: Op, i: Instr) -> bool:
-        if op in PAGED_OPS:
-            return self._paged_sizes_ok(i)
-        if op == Op.HALT:
-            return True
-        if op == Op.MATMUL:
-            return min(i.m, i.k, i.n) > 0 and i.k <= self.cfg.k_max
-        if op == Op.SOFTMAX:
-            return 0 < i.length <= self.cfg.sm_max
-        return i.length > 0
-
-    def _addresses_ok(self, op: Op, i: Instr) -> bool:
-        sram, ext = self.cfg.sram_words, self.cfg.ext_words
-        ranges: list[tuple[int, int, int]]  # (start, length, memory size)
-        if op in PAGED_OPS:
-            return self._paged_addresses_ok(i)
-        if op == Op.HALT:
-            ranges = []
-        elif op in (Op.LOAD, Op.STORE):
-            ranges = [(i.a, i.length, ext), (i.b, i.length, sram)]
-        elif op == Op.MATMUL:
-            ranges = [(i.a, i.m * i.k, sram), (i.b, i.k * i.n, sram), (i.c, i.m * i.n, sram)]
-        elif op == Op.VADD:
-            ranges = [(i.a, i.length, sram), (i.b, i.length, sram), (i.c, i.length, sram)]
-        elif op in (Op.VMAX, Op.ARGMAX):
-            ranges = [(i.a, i.length, sram), (i.c, 1, sram)]
-        else:
-            ranges = [(i.a, i.length, sram), (i.c, i.length, sram)]
-        return all(start + length <= size for start, length, size in ranges)
+            return None
+        return check(tuple(self.ext[pc : pc + WORDS_PER_INSTR].tolist()), self.cfg)
 
     # --- execution ------------------------------------------------------------------------------
 
     def _execute(self, i: Instr) -> None:
-        op = Op(i.op)
-        if op in PAGED_OPS:
+        if i.op in PAGED_OPS:
             self._execute_paged(i)
-        elif op == Op.LOAD:
+        elif i.op == Op.LOAD:
             self._write_sram(i.b, self.ext[i.a : i.a + i.length])
             self.counters.dma_words += i.length
-        elif op == Op.STORE:
+        elif i.op == Op.STORE:
             self.ext[i.a : i.a + i.length] = self.sram[i.b : i.b + i.length]
             self.stored[i.a : i.a + i.length] = True
             self._trace_ext(range(i.a, i.a + i.length), self.sram[i.b : i.b + i.length])
             self.counters.dma_words += i.length
-        elif op == Op.MATMUL:
+        elif i.op == Op.MATMUL:
             self._matmul(i)
-        elif op == Op.VADD:
+        elif i.op == Op.VADD:
             total = self._int8(i.a, i.length) + self._int8(i.b, i.length)
             self._count_saturations(total)
             self._write_sram(i.c, arith.sat8(total))
-        elif op == Op.VMAX:
+        elif i.op == Op.VMAX:
             self._write_sram(i.c, [self._int8(i.a, i.length).max()])
-        elif op == Op.ARGMAX:
+        elif i.op == Op.ARGMAX:
             self._write_sram(i.c, [np.argmax(self._int8(i.a, i.length))])  # first maximum
         else:
             scores = self._int8(i.a, i.length)
@@ -498,20 +538,6 @@ class Machine:
         self.counters.sat += int(clamped.sum())
 
     # --- paged instructions (hw/ISA.md, "Paged instructions") -----------------------------------
-
-    def _paged_sizes_ok(self, i: Instr) -> bool:
-        if min(i.m, i.length, i.pages) == 0 or i.shift > PAGE_SHIFT_MAX:
-            return False
-        geo = paged_geometry(i)
-        if i.op == Op.PCOPY:
-            return i.row + i.length <= geo.page_rows
-        return geo.entries <= PT_ENTRIES
-
-    def _paged_addresses_ok(self, i: Instr) -> bool:
-        geo = paged_geometry(i)
-        table = 2 if i.op == Op.PCOPY else 1 + geo.first_entry + geo.entries  # words from a
-        return (i.b + geo.words <= self.cfg.sram_words and i.a + table <= self.cfg.ext_words
-                and i.c + geo.pool_words <= self.cfg.ext_words)
 
     def _table_rows(self, i: Instr) -> np.ndarray:
         """The physical pool row (page * P + slot) of each row a valid PLOAD or PSTORE moves."""

@@ -30,8 +30,9 @@ The chip never sees a page: the host gathers the rows a step needs with
 from __future__ import annotations
 
 import operator
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -378,17 +379,18 @@ def check_invariants(table: PageTable) -> None:
     expected_shape = (table.n_pages, table.page_size, *table.row_shape)
     _require(
         table.pool.shape == expected_shape,
-        f"pool has shape {table.pool.shape}, expected {expected_shape}",
+        lambda: f"pool has shape {table.pool.shape}, expected {expected_shape}",
     )
     refcounts = np.asarray(table._refcounts, dtype=np.intp)
-    named = np.fromiter((p for r in table._requests.values() for p in r.pages), dtype=np.intp)
+    named = np.fromiter(chain.from_iterable(r.pages for r in table._requests.values()),
+                        dtype=np.intp)
     free = np.asarray(table._free, dtype=np.intp)
     _check_refcounts(refcounts, _occurrences(named, table.n_pages, "a block table"))
     _check_free_list(refcounts, _occurrences(free, table.n_pages, "the free list"))
     n_referenced = int((refcounts > 0).sum())
     _require(
         table.used() == n_referenced and table.free_count() == table.n_pages - n_referenced,
-        f"used() {table.used()} and free_count() {table.free_count()}, "
+        lambda: f"used() {table.used()} and free_count() {table.free_count()}, "
         f"but {n_referenced} of {table.n_pages} pages are referenced",
     )
     for rid, request in table._requests.items():
@@ -400,7 +402,8 @@ def check_invariants(table: PageTable) -> None:
 def _occurrences(pages: np.ndarray, n_pages: int, where: str) -> np.ndarray:
     """How many times each page appears in ``pages``, after checking every number is a page."""
     bad = pages[(pages < 0) | (pages >= n_pages)]
-    _require(bad.size == 0, f"{where} names page(s) {bad.tolist()} outside 0..{n_pages - 1}")
+    _require(bad.size == 0,
+             lambda: f"{where} names page(s) {bad.tolist()} outside 0..{n_pages - 1}")
     return np.bincount(pages, minlength=n_pages)
 
 
@@ -415,29 +418,32 @@ def _check_refcounts(refcounts: np.ndarray, entries: np.ndarray) -> None:
 
 def _check_free_list(refcounts: np.ndarray, on_free: np.ndarray) -> None:
     twice = np.flatnonzero(on_free > 1)
-    _require(twice.size == 0, f"page(s) {twice.tolist()} are on the free list twice")
+    _require(twice.size == 0, lambda: f"page(s) {twice.tolist()} are on the free list twice")
     both = np.flatnonzero((on_free > 0) & (refcounts > 0))
-    _require(both.size == 0, f"page(s) {both.tolist()} are both free and referenced")
+    _require(both.size == 0, lambda: f"page(s) {both.tolist()} are both free and referenced")
     leaked = np.flatnonzero((on_free == 0) & (refcounts == 0))
-    _require(leaked.size == 0, f"page(s) {leaked.tolist()} are neither free nor referenced (leak)")
+    _require(leaked.size == 0,
+             lambda: f"page(s) {leaked.tolist()} are neither free nor referenced (leak)")
 
 
 def _check_request(rid: Hashable, request: _Request, page_size: int) -> None:
     _require(
         request.length >= 0 and 0 <= request.dropped * page_size <= request.length,
-        f"request {rid!r}: length {request.length} with {request.dropped} dropped pages",
+        lambda: f"request {rid!r}: length {request.length} with {request.dropped} dropped pages",
     )
     expected = pages_for(request.length, page_size) - request.dropped
     _require(
         len(request.pages) == expected,
-        f"request {rid!r}: block table has {len(request.pages)} pages, length {request.length} "
-        f"and {request.dropped} dropped pages need {expected}",
+        lambda: f"request {rid!r}: block table has {len(request.pages)} pages, length "
+        f"{request.length} and {request.dropped} dropped pages need {expected}",
     )
 
 
-def _require(condition: bool, message: str) -> None:
+def _require(condition: bool, message: Callable[[], str]) -> None:
+    """Raise InvariantError with ``message()`` unless ``condition``: the message is written only
+    for a failure (the checks run after every operation, and most name pages and lengths)."""
     if not condition:
-        raise InvariantError(message)
+        raise InvariantError(message())
 
 
 # ---- a page table for a prefix cache -------------------------------------------------------------
@@ -579,18 +585,18 @@ def _check_cached_pages(table: CachingPageTable) -> None:
     exactly the cached pages nobody holds; plain free + evictable + owned == total."""
     _require(
         {page: key for key, page in table._pages_by_key.items()} == table._keys,
-        f"keys {table._pages_by_key} and pages {table._keys} do not map one to one",
+        lambda: f"keys {table._pages_by_key} and pages {table._keys} do not map one to one",
     )
     unowned = {page for page in table._keys if table._refcounts[page] == 0}
     _require(
         set(table._evictable) == unowned,
-        f"evictable pages {sorted(table._evictable)}, but the unowned cached pages are "
+        lambda: f"evictable pages {sorted(table._evictable)}, but the unowned cached pages are "
         f"{sorted(unowned)}",
     )
     plain_free = sum(1 for page in table._free if page not in table._keys)
     owned = sum(1 for count in table._refcounts if count > 0)
     _require(
         plain_free + len(table._evictable) + owned == table.n_pages,
-        f"{plain_free} plain free + {len(table._evictable)} evictable + {owned} owned pages "
-        f"!= {table.n_pages} pages",
+        lambda: f"{plain_free} plain free + {len(table._evictable)} evictable + {owned} owned "
+        f"pages != {table.n_pages} pages",
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
 
 WORDS_PER_INSTR = 4
 DIV_W = 32  # the SOFTMAX divider's dividend, divisor and remainder width
@@ -168,13 +167,7 @@ def encode(instr: Instr) -> list[int]:
 
 def decode(words: Sequence[int]) -> Instr:
     """The inverse of `encode`, for any four words (unknown opcodes decode; the chip rejects)."""
-    return _decode(*(int(w) & 0xFFFFFFFF for w in words))
-
-
-@lru_cache(maxsize=4096)
-def _decode(w0: int, w1: int, w2: int, w3: int) -> Instr:
-    """`decode` of four 32-bit words, kept: the reference machine decodes every instruction of
-    every run, and a step's program repeats from run to run (an Instr is immutable)."""
+    w0, w1, w2, w3 = (int(w) & 0xFFFFFFFF for w in words)
     mult = w3 - (1 << 32) if w3 & 0x80000000 else w3
     return Instr(
         op=w0 >> 24, m=(w0 >> 16) & 0xFF, k=(w0 >> 8) & 0xFF, n=w0 & 0xFF,

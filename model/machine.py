@@ -445,8 +445,8 @@ class Machine:
             self.counters.total += checked.cost
             if self.tracing:
                 self.trace[-1].end = self.counters.total
-            unit = checked.unit
-            setattr(self.counters, unit, getattr(self.counters, unit) + checked.cost)
+            setattr(self.counters, checked.unit,
+                    getattr(self.counters, checked.unit) + checked.cost)
             pc += WORDS_PER_INSTR
             if self._bus_failed:
                 return self._stop(ErrorCode.BUS_ERROR, pc - WORDS_PER_INSTR, instr,

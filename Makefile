@@ -28,11 +28,14 @@ all: run
 
 setup: $(STAMP) system-packages
 
-$(STAMP): pyproject.toml
+# --no-compile: the bytecode pip would write next to the installed packages is never read, since
+# every make target imports them with PYTHONPYCACHEPREFIX set (above); skipping it halves the
+# install (20.7 s -> 9.4 s on a fresh clone).
+$(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON_BOOT) >/dev/null || { echo "error: $(PYTHON_BOOT) not found; install Python 3.11 or run make PYTHON_BOOT=/path/to/python3.11" >&2; exit 1; }
 	$(PYTHON_BOOT) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e .
 	touch $@
 
 system-packages:
@@ -80,14 +83,19 @@ test: setup lint
 ##       (with --timing: they make clocks with delays), ruff on the Python
 LINT     := verilator --lint-only --quiet -Wall -Ihw/rtl
 TB_TOPS  := $(patsubst hw/tb/%.v,%,$(wildcard hw/tb/*_harness.v)) replay_tb
+# The checks run JOBS at a time (-O keeps each one's output together); every one must pass.
+LINT_CHECKS := lint-chip_top $(addprefix lint-,$(TB_TOPS)) lint-chip_harness-recording lint-python
 lint: setup
+	@$(MAKE) --no-print-directory -j $(JOBS) -O $(LINT_CHECKS)
+
+lint-chip_top:
 	$(LINT) hw/rtl/*.v --top-module chip_top
-	@for top in $(TB_TOPS); do \
-		echo "$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top"; \
-		$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $$top || exit 1; \
-	done
+lint-chip_harness-recording:  # the harness as the tests build it (verif/env/launch.py)
 	$(LINT) --timing +define+CHIP_HARNESS_CLOCK +define+CHIP_HARNESS_RECORD hw/rtl/*.v hw/tb/*.v --top-module chip_harness
+lint-python:
 	$(VENV)/bin/ruff check .
+lint-%:  # a testbench top
+	$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $*
 
 ## clean: remove generated output (builds, runs, reports); keeps the venv
 clean:

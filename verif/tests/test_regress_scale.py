@@ -30,6 +30,7 @@ from verif.regress import dask_executor, regress
 from verif.regress.failure_groups import groups_file
 from verif.regress.regress import case_outcome, junit_address, junit_cases
 from verif.regress.shards import Manifest, Node, Shard, parse_shard, split
+from verif.tests.session_shared import session_folder
 
 DECODE = "verif/tests/test_decode.py::test_chapter_decode"
 
@@ -162,12 +163,9 @@ TINY_SEED = 4201
 
 @pytest.fixture
 def xdist_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The output folder of the tiny suite run by xdist on two workers with TINY_SEED: made by
-    the first test to ask, in the temporary folder every pytest worker of the session shares
-    (under xdist the parent of a worker's; without it the session's own, whose parent every
-    session shares: a run there would outlive its session)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "xdist_tiny"
+    """The output folder of the tiny suite run by xdist on two workers with TINY_SEED: made once
+    per session, by the first test to ask (verif/tests/session_shared.py)."""
+    shared = session_folder(tmp_path_factory, "xdist_tiny")
     with locked(shared.with_suffix(".lock")):
         if not (shared / "junit" / "tiny.xml").exists():
             regression(shared, TINY_SEED, "--suite", "tiny", "--jobs", "2")

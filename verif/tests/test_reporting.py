@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -11,7 +9,6 @@ import pytest
 
 from model.compiler.gather import GATHER_MODES
 from model.machine import CYCLE_NAMES
-from model.paths import REPO_ROOT
 from model.tiny_lm import rule_tokens
 from sim.runner import Build, default_test_dir, run_folder_name
 from sim.toolchain import SIMULATORS
@@ -34,6 +31,7 @@ from verif.report.chapter import (
     read_run,
     simulators_agree,
 )
+from verif.tests.session_shared import collected_node_ids
 
 CHAPTER = "verif/tests/test_decode.py::test_chapter_decode"
 
@@ -56,22 +54,14 @@ def test_an_entry_selects_by_test_simulator_parameter_and_seed():
     assert Entry("model/tests").matches(fake_item("model/tests/test_paged.py::test_x"))
 
 
-def collected_nodes() -> list[str]:
-    """Every node id `make test` runs (pytest.ini's testpaths), collected in a subprocess."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
-                           "no:xdist", "-p", "no:cacheprovider"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, check=True)
-    return [line for line in done.stdout.splitlines() if "::" in line]
-
-
 @pytest.fixture(scope="module")
-def nodes() -> list[SimpleNamespace]:
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> list[SimpleNamespace]:
     """The collected tests, as Entry.matches reads them (simulator from the node id)."""
     def item(node: str) -> SimpleNamespace:
         sim = next((s for s in ("icarus", "verilator") if f"[{s}" in node or f"-{s}" in node),
                    None)
         return fake_item(node, sim)
-    return [item(node) for node in collected_nodes()]
+    return [item(node) for node in collected_node_ids(tmp_path_factory)]
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))

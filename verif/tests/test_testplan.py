@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from cocotb_coverage.coverage import coverage_db
 
-from model.paths import REPO_ROOT
 from verif.coverage import points  # registers every coverage point
 from verif.testplan import plan as testplan
+from verif.tests.session_shared import collected_node_ids
 
 
 @pytest.fixture(scope="module")
-def collected() -> list[str]:
-    """Every node id `make test` runs (pytest.ini's testpaths), collected in a subprocess."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
-                           "no:xdist", "-p", "no:cacheprovider"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, check=True)
-    return [line for line in done.stdout.splitlines() if "::" in line]
+def collected(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return collected_node_ids(tmp_path_factory)
 
 
 def test_the_plan_and_the_tree_agree(collected):

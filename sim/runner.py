@@ -222,7 +222,7 @@ def _build_cached(
     key = json.dumps([sim, toplevel, [str(s) for s in sources], parameters, defines, waves,
                       *(["coverage"] if coverage else []), list(build_args)], default=str)
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
-    build_dir = BUILD_ROOT / sim / f"{toplevel}-{digest}"
+    build_dir = build_root(sources) / sim / f"{toplevel}-{digest}"
     stamp = build_dir / "built.stamp"
     with locked(build_dir.with_suffix(".lock")):
         if not up_to_date(stamp, sources):
@@ -231,6 +231,17 @@ def _build_cached(
             stamp.write_text(key)
     return Build(sim, toplevel, build_dir, waves, parameters, coverage, sources, defines,
                  callers_args)
+
+
+def build_root(sources: tuple[Path, ...]) -> Path:
+    """Where the build folders of these sources go: build/ for the repository's own files (and
+    the copies the mutation run keeps under build/), else a build/ folder beside the sources.
+
+    A negative test breaks a copy of the RTL in its pytest temporary folder, a new one each run;
+    the key names the sources' paths, so each run makes a new build, which would pile up in
+    build/ and now goes when pytest removes the temporary folder."""
+    common = Path(os.path.commonpath([source.parent for source in sources]))
+    return BUILD_ROOT if common.is_relative_to(REPO_ROOT) else common / "build"
 
 
 def traced(b: Build) -> Build:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from model.paths import RTL_DIR
+from model.paths import BUILD_ROOT, RTL_DIR
 from sim import toolchain
-from sim.runner import BuildFailed, SimulationFailed, build, run_test
+from sim.runner import BuildFailed, SimulationFailed, build, build_root, run_test
 from sim.toolchain import SIMULATORS, SimulatorMissing
 
 MODULE = "sim.tests.plumbing_cocotb"
@@ -49,6 +49,13 @@ def test_a_failed_build_is_a_clear_error_naming_its_log(sim, tmp_path):
     assert f"{sim} could not build broken" in message
     log = Path(message.rsplit("see ", 1)[1])
     assert log.exists() and log.read_text()
+    assert log.is_relative_to(tmp_path), "a build of copies outside the repository goes beside them"
+
+
+def test_only_the_repositorys_sources_are_built_under_build(tmp_path):
+    assert build_root((RTL_DIR / "pe.v", RTL_DIR / "sram.v")) == BUILD_ROOT
+    copies = (tmp_path / "hw" / "rtl" / "pe.v", tmp_path / "hw" / "tb" / "chip_harness.v")
+    assert build_root(copies) == tmp_path / "hw" / "build"
 
 
 def test_a_missing_icarus_says_how_to_install_it(monkeypatch):

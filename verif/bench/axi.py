@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from model.isa import ChipConfig
-from model.paths import OUT, PLOTS, RUNS_ROOT, TB_DIR
-from sim.runner import build, rtl_sources, run_test
+from model.paths import OUT, PLOTS, RUNS_ROOT
+from sim.runner import run_test
+from verif.env.launch import chip_build
 from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
 
@@ -30,10 +30,7 @@ SIM = "verilator"
 def measure(points: list[tuple[int, int]] | None = None,
             test_dir: Path = RUNS_ROOT / SIM / "bench_axi") -> list[dict]:
     """One row per (latency, low) point (default: every LATENCIES x LOWS)."""
-    sources = [*rtl_sources(), TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v",
-               TB_DIR / "chip_harness.v"]
-    chip = build(SIM, "chip_harness", sources, parameters=ChipConfig().verilog_parameters(),
-                 waves=False)
+    chip = chip_build(SIM, waves=False)  # the decodes' build: no build of its own
     points = points or [(latency, low) for low in LOWS for latency in LATENCIES]
     run = run_test(chip, "verif.bench.bandwidth_cocotb", testcase="dma_bandwidth", seed=1,
                    test_dir=test_dir,

@@ -56,10 +56,12 @@ def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Pat
 
 
 def chip_build(sim: str, sources: Sequence[Path] | None = None,
-               waves: bool | None = None) -> Build:
+               waves: bool | None = None, coverage: bool | None = None) -> Build:
+    """The build every run of the chip shares (`waves`, `coverage`: sim.runner.build's)."""
     return build(sim, CHIP_TOPLEVEL, sources or chip_sources(),
                  parameters=ChipConfig().verilog_parameters(), defines=HARNESS_DEFINES,
-                 waves=waves, build_args=VERILATOR_ARGS if sim == "verilator" else ())
+                 waves=waves, coverage=coverage,
+                 build_args=VERILATOR_ARGS if sim == "verilator" else ())
 
 
 def waves_path(b: Build, run_dir: Path) -> str:

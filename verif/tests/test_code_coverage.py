@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from model.isa import ChipConfig
 from model.paths import RTL_DIR
 from sim.runner import COVERAGE_FILE, build
 from verif.coverage.code_coverage import (
@@ -24,7 +23,7 @@ from verif.coverage.code_coverage import (
     main,
     summarize,
 )
-from verif.env.launch import chip_sources, run_programs
+from verif.env.launch import chip_build, chip_sources, run_programs
 
 RTL_FILE = str(RTL_DIR / "widget.v")
 
@@ -224,8 +223,7 @@ def test_every_untoggled_bit_gets_a_class_or_is_a_hole(tmp_path):
 @pytest.mark.sim
 @pytest.mark.timeout(300)
 def test_random_programs_leave_line_and_toggle_coverage(seed):
-    b = build("verilator", "chip_harness", chip_sources(),
-              parameters=ChipConfig().verilog_parameters(), coverage=True)
+    b = chip_build("verilator", coverage=True)  # make run's coverage build
     run = run_programs(b, "RandomProgramsTest", seed, programs=5)
     run.raise_if_failed()
     assert (run.run_dir / COVERAGE_FILE).exists()

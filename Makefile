@@ -94,8 +94,9 @@ lint-chip_harness-recording:  # the harness as the tests build it (verif/env/lau
 	$(LINT) --timing +define+CHIP_HARNESS_CLOCK +define+CHIP_HARNESS_RECORD hw/rtl/*.v hw/tb/*.v --top-module chip_harness
 lint-python:
 	$(VENV)/bin/ruff check .
-lint-%:  # a testbench top
+$(addprefix lint-,$(TB_TOPS)): lint-%:  # a testbench top
 	$(LINT) --timing hw/rtl/*.v hw/tb/*.v --top-module $*
+.PHONY: $(LINT_CHECKS)
 
 ## clean: remove generated output (builds, runs, reports); keeps the venv
 clean:

@@ -73,7 +73,7 @@ def test_junit_addresses_are_pytests_own():
 
 def test_bad_input_is_refused_in_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
     # named by its path: only this test imports distributed (0.3 s in every collecting process)
-    monkeypatch.setattr("verif.regress.dask_executor.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("verif.regress.dask_executor.CONNECT_TIMEOUT_S", 0.2)
     cases = {
         ("--executor", "threads"): "EXECUTOR=threads",
         ("--shard", "0/3"): "SHARD=0/3",

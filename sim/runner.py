@@ -234,14 +234,17 @@ def _build_cached(
 
 
 def build_root(sources: tuple[Path, ...]) -> Path:
-    """Where the build folders of these sources go: build/ for the repository's own files (and
-    the copies the mutation run keeps under build/), else a build/ folder beside the sources.
+    """Where the build folders of these sources go: build/, unless every source lies outside
+    the repository under one folder (not the filesystem's root): then a build/ folder in it.
 
     A negative test breaks a copy of the RTL in its pytest temporary folder, a new one each run;
     the key names the sources' paths, so each run makes a new build, which would pile up in
-    build/ and now goes when pytest removes the temporary folder."""
+    build/ and now goes when pytest removes the temporary folder. (The mutation run's copies
+    are kept under build/, and so are their builds.)"""
+    if any(source.is_relative_to(REPO_ROOT) for source in sources):
+        return BUILD_ROOT
     common = Path(os.path.commonpath([source.parent for source in sources]))
-    return BUILD_ROOT if common.is_relative_to(REPO_ROOT) else common / "build"
+    return BUILD_ROOT if common == Path(common.anchor) else common / "build"
 
 
 def traced(b: Build) -> Build:

@@ -56,6 +56,8 @@ def test_only_the_repositorys_sources_are_built_under_build(tmp_path):
     assert build_root((RTL_DIR / "pe.v", RTL_DIR / "sram.v")) == BUILD_ROOT
     copies = (tmp_path / "hw" / "rtl" / "pe.v", tmp_path / "hw" / "tb" / "chip_harness.v")
     assert build_root(copies) == tmp_path / "hw" / "build"
+    assert build_root((RTL_DIR / "pe.v", copies[1])) == BUILD_ROOT  # partly the repository's
+    assert build_root((Path("/a/pe.v"), Path("/b/pe.v"))) == BUILD_ROOT  # no common folder
 
 
 def test_a_missing_icarus_says_how_to_install_it(monkeypatch):

@@ -3,11 +3,11 @@
 One cocotb test, `dma_bandwidth`, for verif/bench/axi.py: the chip (its default EXT_LAT) on
 hw/tb/axi_ram.v, whose profile the test sets through the memory's backdoor before each point
 (the variables its plusargs set at time 0, which chip_harness.v's Verilator configuration
-makes reachable in the decodes' build). Per point (the memory's read
-latency, and the probability that each channel is held low), it runs [LOAD LEN words, HALT]
-and [HALT] and takes the difference of their cnt_total as the LOAD's cycles, fetch and check
-included once: exact with ready always high, within a few fetch waits otherwise. Writes
-bandwidth.json (one row per point) into the run folder.
+makes reachable in the decodes' build). Per point (the memory's read latency, and the
+probability that each channel is held low), it runs [LOAD LEN words, HALT] and [HALT] and takes
+the difference of their cnt_total as the LOAD's cycles, fetch and check included once: exact
+with ready always high, within a few fetch waits otherwise. Writes bandwidth.json (one row per
+point) into the run folder.
 """
 
 from __future__ import annotations

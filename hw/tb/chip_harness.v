@@ -350,11 +350,13 @@ endmodule
 // Waveforms do not depend on this: --trace records every signal either way.
 // "*" on chip_harness covers its ports: status, the counters bus, the memory port, and the
 // HDL_CLOCK localparam; inside the chip, only the scratchpad's array (cleared by backdoor when
-// a test starts, as a new simulator process would find it); in the memory, its array and the
-// profile the bandwidth benchmark sets between its points (verif/bench/bandwidth_cocotb.py).
+// a test starts, as a new simulator process would find it); in the memory, its array, its bulk
+// backdoor's two counters (verif/kit/file_load.py) and the profile the bandwidth benchmark sets
+// between its points (verif/bench/bandwidth_cocotb.py).
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "axi_ram" -var "mem"
+public_flat_rw -module "axi_ram" -var "backdoor_*"
 public_flat_rw -module "axi_ram" -var "seed"
 public_flat_rw -module "axi_ram" -var "lat_*"
 public_flat_rw -module "axi_ram" -var "low_*"

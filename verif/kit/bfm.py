@@ -38,6 +38,7 @@ from sim.runner import CLOCK_NS
 from verif.kit.clock import reset, start_clock
 from verif.kit.event_log import EntryLayout, EventLog
 from verif.kit.failure_point import FailurePoint, LocatedError
+from verif.kit.file_load import FileLoad, backdoor_path
 from verif.kit.memory import Backdoor, UnknownValue, known
 
 COUNTERS_PORT = "counters"  # every counter, packed (hw/ISA.md, "Counters"; model.machine)
@@ -80,8 +81,8 @@ class BusMemory(Backdoor):
     word and the page pools after every run, and a word read through VPI costs about 7 us of
     Python: most of those words the run did not touch."""
 
-    def __init__(self, array, size: int, name: str, writes: EventLog):
-        super().__init__(array, size, name)
+    def __init__(self, array, size: int, name: str, writes: EventLog, load=None):
+        super().__init__(array, size, name, load)
         self.writes = writes
         self.applied = 0  # log entries whose words the mirror has forgotten
 
@@ -131,7 +132,7 @@ class ChipBfm:
             self.sram_writes = EventLog(dut.u_slog, WRITE_ENTRY)
             self.phases = EventLog(dut.u_ilog, PHASE_ENTRY)
             self.memory = BusMemory(dut.u_mem.mem, cfg.ext_words, "external memory word",
-                                    self.writes)
+                                    self.writes, FileLoad(dut.u_mem, backdoor_path()))
         else:
             self.memory = Backdoor(dut.u_mem.mem, cfg.ext_words, "external memory word")
         self.scratchpad = Backdoor(dut.u_chip.u_sram.mem, cfg.sram_words, "scratchpad word")
@@ -157,6 +158,8 @@ class ChipBfm:
             self._clock_started = True
         if isinstance(self.memory, BusMemory):
             self.memory.log_restarts()
+            for log in (self.writes, self.sram_writes, self.phases):
+                log.restart()
         await reset(self.dut, idle={"start": 0})
         self.reset_ns = get_sim_time(unit="ns")  # the protocol checker counts cycles from here
 

@@ -51,6 +51,13 @@ class EventLog:
     def __init__(self, handle, layout: EntryLayout):
         self.handle, self.layout = handle, layout
         self.depth = len(handle.log)
+        # the last entries read, (first, entries): two readers of one run's entries (the write
+        # monitor, the memory's mirror) read the simulator once
+        self.last_read: tuple[int, list[str]] = (0, [])
+
+    def restart(self) -> None:
+        """A reset is about to number the entries from zero again: forget the ones read."""
+        self.last_read = (0, [])
 
     def count(self) -> int:
         """Entries logged since reset."""
@@ -62,8 +69,13 @@ class EventLog:
         if count > self.depth:
             raise LogOverrun(f"{self.handle._path}: {count} entries since the last read, the "
                              f"ring keeps {self.depth}: the first {count - self.depth} are lost")
+        start, entries = self.last_read
+        if start <= first and first + count <= start + len(entries):
+            return entries[first - start:first - start + count]
         log = self.handle.log
-        return [str(log[index % self.depth].value) for index in range(first, first + count)]
+        entries = [str(log[index % self.depth].value) for index in range(first, first + count)]
+        self.last_read = (first, entries)
+        return entries
 
     def kept(self, first: int, last: int) -> int:
         """The first entry of first .. last - 1 still in the ring."""

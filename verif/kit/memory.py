@@ -10,6 +10,8 @@ chip_harness's external memory (``u_mem.mem``) or a block harness's scratchpad
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from model.machine import words
@@ -37,11 +39,17 @@ def known(value, what: str) -> int:
 
 
 class Backdoor:
-    """One memory array of the design, and what the testbench knows it holds."""
+    """One memory array of the design, and what the testbench knows it holds.
 
-    def __init__(self, array, size: int, name: str = "memory word"):
+    ``load`` writes words into the simulator: by default one VPI write each; a memory with a
+    bulk backdoor passes its own (verif.kit.file_load).
+    """
+
+    def __init__(self, array, size: int, name: str = "memory word",
+                 load: Callable[[np.ndarray, np.ndarray], None] | None = None):
         self.array = array
         self.name = name
+        self.put = load or self.put_each
         self.shadow = np.zeros(size, dtype=np.uint32)
         # A word never written is unknown (an earlier test may have left anything there).
         self.known = np.zeros(size, dtype=bool)
@@ -53,17 +61,22 @@ class Backdoor:
 
     def write(self, base: int, values) -> int:
         """Write ``values`` at ``base``, skipping words that already hold them; returns how
-        many were written. Lands at the next simulator step."""
+        many were written. Lands at the next simulator step (a bulk load: at the next rising
+        clock edge)."""
         wanted = words(values).reshape(-1)
         end = base + wanted.size
-        stale = (self.shadow[base:end] != wanted) | ~self.known[base:end]
-        for offset in np.flatnonzero(stale).tolist():
-            self.array[base + offset].value = int(wanted[offset])
+        stale = np.flatnonzero((self.shadow[base:end] != wanted) | ~self.known[base:end])
+        if stale.size:
+            self.put(base + stale, wanted[stale])
         self.shadow[base:end] = wanted
         self.known[base:end] = True
-        count = int(stale.sum())
-        self.words_written += count
-        return count
+        self.words_written += stale.size
+        return stale.size
+
+    def put_each(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        """Word ``addresses[i]`` becomes ``values[i]``, one VPI write each."""
+        for address, value in zip(addresses.tolist(), values.tolist(), strict=True):
+            self.array[address].value = value
 
     def load(self, image: np.ndarray) -> int:
         """The whole memory becomes ``image`` followed by zeros."""

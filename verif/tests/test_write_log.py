@@ -66,6 +66,20 @@ def test_each_read_returns_the_writes_since_the_last_across_the_ring_end():
     assert log.new_writes() == []
 
 
+def test_a_second_reader_of_the_same_entries_gets_them_without_asking_again_until_a_reset():
+    """The write monitor and the memory's mirror both read a run's entries (verif/kit/bfm.py);
+    the simulator is asked once. A reset numbers the entries from zero again."""
+    ring = EventLog(depth=4)
+    for cycle in range(3):
+        ring.add(cycle, cycle, cycle)
+    log = event_log.EventLog(ring, WRITE_ENTRY)
+    first = log.read(0, 3)
+    ring.log[1] = Value(entry(9, 9, 9))  # were the simulator asked again, this would show
+    assert log.read(1, 2) == first[1:]
+    log.restart()
+    assert log.read(1, 2) == [entry(9, 9, 9), entry(2, 2, 2)]
+
+
 def test_more_writes_than_the_ring_keeps_is_an_overrun():
     ring = EventLog(depth=2)
     with pytest.raises(LogOverrun, match="3 entries since the last read, the ring keeps 2"):

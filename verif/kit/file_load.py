@@ -1,0 +1,67 @@
+"""axi_ram's bulk backdoor: many memory words written in one load, through a file.
+
+A word written through VPI costs microseconds of Python (cocotb's handle, its value, the
+scheduled write), and a decode step loads a few hundred: its input row, its gathered rows, in
+its first step the program and the weights. hw/tb/axi_ram.v reads "@address word" lines with
+$readmemh at the rising clock edge after the testbench asks for it (``backdoor_req`` differs
+from ``backdoor_ack``), so a load of any size costs one file written and one signal set.
+
+A load lands at the next rising edge of the clock: the chip driver starts a run one edge
+later (verif.kit.bfm), after every load of its step. Lines the memory has not read yet stay in
+the file, and the next load adds to them, so loads asked for in one time step all land.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cocotb
+import numpy as np
+
+from verif.kit.memory import known
+
+BACKDOOR_FILE = "axi_backdoor.hex"  # axi_ram.v's default, in the simulator's working folder
+
+
+def backdoor_path() -> Path:
+    """The file the memory reads: +axi_backdoor's, else axi_ram.v's default."""
+    return Path(cocotb.plusargs.get("axi_backdoor", BACKDOOR_FILE))
+
+
+class FileLoad:
+    """Writes words into one axi_ram instance (its handle, e.g. ``dut.u_mem``) in bulk, through
+    the file ``path`` (`backdoor_path()` in a simulation)."""
+
+    def __init__(self, ram, path: Path):
+        self.ram, self.path = ram, path
+        # loads asked for: counted here, since a value set lands only at the next write phase;
+        # from the memory's count at the first load (a test may follow another in one
+        # process; before its initial block has run, Icarus reads the count as X)
+        self.asked: int | None = None
+        self.pending = 0  # bytes of the file the memory has not read yet
+
+    def acknowledged(self) -> int:
+        return known(self.ram.backdoor_ack.value, "axi_ram backdoor_ack")
+
+    def __call__(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        """Memory word ``addresses[i]`` becomes ``values[i]`` at the next rising clock edge."""
+        lines = "".join(f"@{address:x} {value:x}\n"
+                        for address, value in zip(addresses.tolist(), values.tolist(),
+                                                  strict=True)).encode()
+        done = self.acknowledged()
+        if self.asked is None:
+            self.asked = done
+        if done == self.asked:
+            self.pending = 0  # the memory has read every earlier line
+        # Written in place and cut to length, never emptied: on ext4 a file truncated to
+        # zero and written again is flushed to disk when closed (about 0.25 ms a load).
+        file = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(file, lines, self.pending)
+            self.pending += len(lines)
+            os.ftruncate(file, self.pending)
+        finally:
+            os.close(file)
+        self.asked = (self.asked + 1) & 0xFFFFFFFF
+        self.ram.backdoor_req.value = self.asked

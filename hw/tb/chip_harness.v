@@ -10,8 +10,8 @@
 // address and data), for monitors; so are the protocol checker's verdict (axi_violations: 0
 // when the port kept every rule; else the first one's cycle, channel and rule,
 // model.rtl_defs.AxiChannel and AxiRule) and the delays the memory inserted (mem_stalls:
-// axi_ram.v's stall_counts). The SRAM array is u_chip.u_sram.mem[i] (cleared by the
-// testbench when a test starts, verif/kit/bfm.py's power_up).
+// axi_ram.v's stall_counts). The SRAM array is u_chip.u_sram.mem[i] (cleared when a test
+// starts, verif/kit/bfm.py's power_up: with CHIP_HARNESS_RECORD by the harness, sram_clear).
 //
 // With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/env/launch.py), the harness makes
 // its own clock, a 10 ns period (verif/kit/bfm.py's CLOCK_NS), and clk is an internal register, not
@@ -192,6 +192,21 @@ always @(posedge clk) begin
         watchdog_cycles <= watchdog_cycles + 32'd1;
         if (watchdog_cycles + 32'd1 >= watchdog_limit)
             watchdog_expired <= 1'b1;
+    end
+end
+
+// The testbench's clear of the scratchpad (verif/kit/bfm.py's power_up): the tests that share a
+// simulator process each start from a zero scratchpad, as a new process finds it (sram.v keeps
+// its words through reset). At each rising edge while sram_clear is high, every word becomes 0:
+// one signal set, where 4,096 words written through VPI cost milliseconds of Python a test.
+reg     sram_clear;
+integer sram_word;
+initial sram_clear = 1'b0;
+always @(posedge clk) begin
+    if (sram_clear) begin
+        for (sram_word = 0; sram_word < SRAM_WORDS; sram_word = sram_word + 1) begin
+            u_chip.u_sram.mem[sram_word] <= 32'd0;
+        end
     end
 end
 `else

@@ -146,16 +146,29 @@ class ChipBfm:
 
         Many tests share one simulator process, and the scratchpad keeps its words through
         reset (hw/rtl/sram.v), so each test clears it as a new process would find it; the
-        reference machine starts every run from that zero scratchpad. The external memory
-        needs nothing: every step loads all of it (`Backdoor` starts out knowing none of it).
+        reference machine starts every run from that zero scratchpad. A recording harness
+        clears it in one clock edge (chip_harness.v's sram_clear), others word by word. The
+        external memory needs nothing: every step loads all of it (`Backdoor` starts out
+        knowing none of it).
         """
-        self.scratchpad.load(np.zeros(0, dtype=np.uint32))
+        if self.records:
+            self.start_clock()
+            self.dut.sram_clear.value = 1
+            await RisingEdge(self.dut.clk)
+            self.dut.sram_clear.value = 0
+            self.scratchpad.cleared()
+        else:
+            self.scratchpad.load(np.zeros(0, dtype=np.uint32))
         await self.reset()
 
-    async def reset(self) -> None:
+    def start_clock(self) -> None:
+        """Start the clock from cocotb unless the harness makes its own or it runs already."""
         if not self._clock_started:
             start_clock(self.dut)
             self._clock_started = True
+
+    async def reset(self) -> None:
+        self.start_clock()
         if isinstance(self.memory, BusMemory):
             self.memory.log_restarts()
             for log in (self.writes, self.sram_writes, self.phases):

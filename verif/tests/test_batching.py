@@ -13,6 +13,7 @@ import json
 import pytest
 
 from sim.runner import JOBS_FILE
+from sim.toolchain import SIMULATORS
 from verif.env.batching import scope_of
 from verif.env.launch import chip_build, decode_launch, launch, run_launches
 from verif.env.plans import SHORT_PLAN
@@ -47,6 +48,23 @@ def test_the_tests_of_a_process_run_once_each_in_their_own_folders(tmp_path):
     assert all(run.passed for run in runs), [run.failure for run in runs]
     assert len(jobs_in_process(folders[0])) == 3
     assert not any((folder / JOBS_FILE).exists() for folder in folders[1:]), "run again alone"
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_a_test_after_another_in_its_process_starts_from_a_zero_scratchpad(tmp_path, sim):
+    """A decode leaves its words in the scratchpad; the next test of the process writes noise
+    over every word, powers the chip up, and finds every word zero (uvm_tests.PowerUpTest)."""
+    build = chip_build(sim)
+    runs = run_launches([
+        decode_launch(build, "PlanDecodeTest", SHORT_PLAN, 1, run_dir=tmp_path / "decode",
+                      node=f"t.py::decode[{sim}]"),
+        launch(build, "PowerUpTest", {}, 1, run_dir=tmp_path / "power_up",
+               node=f"t.py::power_up[{sim}]"),
+    ])
+    assert all(run.passed for run in runs), [run.failure for run in runs]
+    assert len(jobs_in_process(tmp_path / "decode")) == 2
 
 
 @pytest.mark.sim

@@ -262,7 +262,7 @@ assign w_event      = w_fire;
 assign w_event_addr = w_addr;
 assign w_event_data = s_axi_wdata;
 
-// The testbench's bulk backdoor (verif/kit/memory.py's FileLoader): one word written through
+// The testbench's bulk backdoor (verif/kit/file_load.py): one word written through
 // VPI costs microseconds of Python, and a decode step loads hundreds. The testbench writes
 // "@address word" lines (hexadecimal) to the file +axi_backdoor names (default
 // axi_backdoor.hex, in the simulator's working directory), then gives backdoor_req a new value;

@@ -363,11 +363,11 @@ endmodule
 // What cocotb reaches through VPI (verif/kit/bfm.py, verif/agents/chip/monitor.py), so that a
 // build can drop cocotb's global --public-flat-rw, which keeps every signal of the chip and slows the model.
 // Waveforms do not depend on this: --trace records every signal either way.
-// "*" on chip_harness covers its ports: status, the counters bus, the memory port, and the
-// HDL_CLOCK localparam; inside the chip, only the scratchpad's array (cleared by backdoor when
-// a test starts, as a new simulator process would find it); in the memory, its array, its bulk
-// backdoor's two counters (verif/kit/file_load.py) and the profile the bandwidth benchmark sets
-// between its points (verif/bench/bandwidth_cocotb.py).
+// "*" on chip_harness covers its ports, its localparams (HDL_CLOCK, HDL_RECORD) and its own
+// signals (sram_clear, the watchdog, the logs' counts); inside the chip, only the scratchpad's
+// array (the testbench's backdoor reads it); in the memory, its array, its bulk backdoor's two
+// counters (verif/kit/file_load.py) and the profile the bandwidth benchmark sets between its
+// points (verif/bench/bandwidth_cocotb.py).
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "axi_ram" -var "mem"

@@ -81,8 +81,8 @@ class BusMemory(Backdoor):
     word and the page pools after every run, and a word read through VPI costs about 7 us of
     Python: most of those words the run did not touch."""
 
-    def __init__(self, array, size: int, name: str, writes: EventLog, load=None):
-        super().__init__(array, size, name, load)
+    def __init__(self, array, size: int, name: str, writes: EventLog, put=None):
+        super().__init__(array, size, name, put)
         self.writes = writes
         self.applied = 0  # log entries whose words the mirror has forgotten
 

@@ -41,15 +41,15 @@ def known(value, what: str) -> int:
 class Backdoor:
     """One memory array of the design, and what the testbench knows it holds.
 
-    ``load`` writes words into the simulator: by default one VPI write each; a memory with a
+    ``put`` writes words into the simulator: by default one VPI write each; a memory with a
     bulk backdoor passes its own (verif.kit.file_load).
     """
 
     def __init__(self, array, size: int, name: str = "memory word",
-                 load: Callable[[np.ndarray, np.ndarray], None] | None = None):
+                 put: Callable[[np.ndarray, np.ndarray], None] | None = None):
         self.array = array
         self.name = name
-        self.put = load or self.put_each
+        self.put = put or self.put_each
         self.shadow = np.zeros(size, dtype=np.uint32)
         # A word never written is unknown (an earlier test may have left anything there).
         self.known = np.zeros(size, dtype=bool)

@@ -22,9 +22,10 @@ Each time is the fastest of REPEATS runs: other work on the machine only ever ad
 time, so the fastest run is the closest to the cost itself (on Verilator, a single run of the
 replay's cost per record varied by half from run to run).
 
-Run from the repository root: ``python -m scripts.bench testbench`` (a few minutes; builds first);
-``--sim verilator`` (or ``icarus``) measures one simulator only. Writes ``out/bench_tb.json``
-(with ``--sim``, ``out/bench_tb_<sim>.json``, so a partial run never replaces the full table).
+Run from the repository root: ``python -m scripts.bench testbench`` (about half a minute;
+builds first); ``--sim verilator`` (or ``icarus``) measures one simulator only. Writes
+``out/bench_tb.json`` (with ``--sim``, ``out/bench_tb_<sim>.json``, so a partial run never
+replaces the full table).
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from verif.env.decode_spec import DecodeSpec
 from verif.env.env import ChipEnv
 from verif.env.failures import recording_failures
 from verif.env.run_record import RunRecorder, serving_summary
-from verif.kit.memory import Backdoor
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts, token_problems
 from verif.sequences.decode_seq import DecodeSeq
 from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq
@@ -249,10 +248,10 @@ class PowerUpNotClean(AssertionError):
 @uvm_cocotb_test()
 class PowerUpTest(ChipTest):
     """The state every test starts from, checked: noise in every scratchpad word, a power-up,
-    then every word read back from the simulator (not through the mirror) must be zero, as a
-    new simulator process finds it (verif/kit/bfm.py's power_up); then a random program runs
-    on the cleared chip, compared by the scoreboard with the reference machine's prediction
-    from a zero scratchpad."""
+    then every word read back from the simulator (`Backdoor.read` asks it, whatever the mirror
+    holds) must be zero, as a new simulator process finds it (verif/kit/bfm.py's power_up);
+    then a random program runs on the cleared chip, compared by the scoreboard with the
+    reference machine's prediction from a zero scratchpad."""
 
     async def run_sequences(self) -> None:
         bfm = self.cfg.bfm
@@ -260,21 +259,16 @@ class PowerUpTest(ChipTest):
         noise = np.random.default_rng(self.cfg.seed).integers(1, 2**32, words, dtype=np.uint32)
         bfm.scratchpad.write(0, noise)
         await Timer(1, unit="ns")  # the writes land; no clock edge yet
-        if not np.array_equal(self.scratchpad_now(), noise):
+        if not np.array_equal(bfm.scratchpad.read_all(), noise):
             raise PowerUpNotClean("the noise written into the scratchpad did not land: the "
                                   "check below would prove nothing\n" + self.cfg.where())
         await bfm.power_up()
-        left = np.flatnonzero(self.scratchpad_now())
+        left = np.flatnonzero(bfm.scratchpad.read_all())
         if left.size:
             raise PowerUpNotClean(f"after power-up {left.size} of {words} scratchpad words are "
                                   f"not zero, the first at word {left[0]}\n" + self.cfg.where())
         programs = random_programs(self.cfg.seed, 1, self.cfg.chip)
         await ProgramsSeq("after_power_up", self.env.chip_sequencer, programs).start()
-
-    def scratchpad_now(self) -> np.ndarray:
-        """Every scratchpad word as the simulator holds it now."""
-        bfm = self.cfg.bfm
-        return Backdoor(bfm.scratchpad.array, bfm.scratchpad.size).read_all()
 
 
 @uvm_cocotb_test()

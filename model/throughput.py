@@ -4,6 +4,8 @@ A batch shares its weight loads and its projections (B-row matmuls) but runs att
 request, so each request a batch takes adds a fixed number of cycles; as B grows, the gain
 over the solo step approaches the solo step's cycles over that marginal cost. Cycles are a
 closed-form function of a program (hw/ISA.md, model.isa.program_cycles): no inputs needed.
+The same closed form prices a step's attention alone (``attention_cycles``): the serving report
+holds the measured gain against the gain of a chip whose attention took no cycle.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 
 from model.compiler.cache import ProgramCache
 from model.compiler.layout import BATCH_MAX, max_context
+from model.compiler.program import StepProgram
 from model.compiler.quantize import calibrate, shared_context_scales
 from model.isa import ChipConfig, program_cycles
 from model.tiny_lm import random_model
@@ -21,6 +24,12 @@ from model.tiny_lm import random_model
 def step_cycles(programs: ProgramCache, contexts: Sequence[int]) -> int:
     """Cycles of one run of requests at ``contexts``."""
     return program_cycles(programs.get(contexts).words, programs.cfg)
+
+
+def attention_cycles(program: StepProgram) -> int:
+    """The cycles of a step's per-request attention: FETCH + CHECK + EXEC of each request's
+    reads, score matmul, SOFTMAX and weighted sum (``StepProgram.attention_instructions``)."""
+    return program_cycles(program.attention_instructions(), program.cfg)
 
 
 @dataclass(frozen=True)

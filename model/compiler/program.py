@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.compiler.gather import Gather
+from model.compiler.gather import Gather, gather_for
 from model.compiler.layout import Layout, Scratchpad, max_context
 from model.compiler.quantize import Requant, Scales
 from model.isa import (
@@ -159,6 +159,15 @@ class StepProgram:
 
     def instructions(self) -> list[Instr]:
         return disassemble(self.words)
+
+    def attention_instructions(self) -> list[Instr]:
+        """Every request's own attention, in program order: its cached rows' reads, its score
+        matmul, its SOFTMAX and its weighted sum. These are what a batch does not share: the
+        serving report prices them to show what cutting them can gain."""
+        gather = gather_for(self.gather)
+        return [instr for i, n in enumerate(self.contexts)
+                for instr in _attention(i, n, self.scales[i], self.layout, self.scratchpad,
+                                        gather)]
 
     def read_results(self, ext: np.ndarray, counters: Counters,
                      new_rows: Sequence[tuple[int, int]] | None = None) -> list[StepResult]:

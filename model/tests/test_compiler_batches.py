@@ -16,12 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model.compiler.cache import ProgramCache
+from model.compiler.gather import ChipGather
 from model.compiler.inputs import host_gather_inputs, run_reference
-from model.compiler.layout import BATCH_MAX, Layout, max_context
+from model.compiler.layout import BATCH_MAX, Layout, Pool, max_context
 from model.compiler.program import requant_runs
 from model.compiler.quantize import Requant, calibrate, shared_context_scales
 from model.isa import ChipConfig, Op
-from model.throughput import batching_ceiling, main, step_cycles, throughput_table
+from model.throughput import (
+    attention_cycles,
+    batching_ceiling,
+    main,
+    step_cycles,
+    throughput_table,
+)
 from model.tiny_lm import random_model
 
 CFG = ChipConfig()
@@ -188,6 +195,27 @@ def test_a_batch_grows_by_a_fixed_cost_per_request_and_per_tile_row(programs):
         assert 1 < ceiling.gain_b8 < ceiling.limit
     first, eighth = batching_ceiling(programs, (1, 8))
     assert first.limit > eighth.limit  # a longer context leaves batching less to share
+
+
+@pytest.mark.parametrize("gather", ["host", "chip"])
+def test_attention_is_each_requests_own_instructions(calibration, gather):
+    """A step's attention instructions are, request by request and in program order, its rows'
+    two reads (none at context 1), its score matmul, its SOFTMAX and its weighted sum; a batch
+    shares none of them, so their cycles are the sum of each request's alone."""
+    pool = Pool(4, 64, random_model(2).dim) if gather == "chip" else None
+    strategy = ChipGather() if gather == "chip" else None
+    programs = ProgramCache(random_model(2), calibration, CFG, strategy, BATCH_MAX, pool)
+    contexts = [1, 8, 5, 40]
+    program = programs.get(contexts)
+    attention = program.attention_instructions()
+    read = Op.PLOAD if gather == "chip" else Op.LOAD
+    expected = [op for n in contexts
+                for op in [read] * (2 * (n > 1)) + [Op.MATMUL, Op.SOFTMAX, Op.MATMUL]]
+    assert [instr.op for instr in attention] == expected
+    rest = iter(program.instructions())
+    assert all(any(instr == other for other in rest) for instr in attention), "in order"
+    assert attention_cycles(program) == sum(attention_cycles(programs.get([n])) for n in contexts)
+    assert attention_cycles(program) < step_cycles(programs, contexts)
 
 
 def test_main_prints_the_table(capsys):

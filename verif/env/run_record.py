@@ -190,6 +190,8 @@ def serving_summary(spec: ServingSpec, scheduler: Scheduler, vseq) -> dict[str, 
         # the data words the runs moved through the memory port (DMA and block-table words)
         "port_words": sum(r.counters.dma_words + r.counters.pt_words for r in vseq.responses),
         "host_words": sum(vseq.host_words),
+        # the closed-form cycles of every request's attention (model.throughput.attention_cycles)
+        "attention_cycles": sum(vseq.attention_cycles),
         "tokens_per_kilocycle": round(1000 * tokens / cycles, 4) if cycles else 0.0,
         "steps_per_kilocycle": round(1000 * stats.rows_computed / cycles, 4) if cycles else 0.0,
         "peak_pages": max(pages),

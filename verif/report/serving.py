@@ -7,8 +7,10 @@ request steps per 1,000 cycles, peak pages, preemptions, prefix-cache hits, pool
 recompute tax and the words the host wrote for the cached rows. Rows are marked by gather
 mode: host gather (the host copies each request's rows into its slot) or chip gather (the chip
 reads them through each request's block table, model.batch_paged_programs). The batching gain
-is tokens per 1,000 cycles at B = 8 over B = 1, per mode; the gather cost is, at each B, chip
-gather's chip cycles over host gather's (the same steps, so the same tokens: checked).
+is tokens per 1,000 cycles at B = 8 over B = 1, per mode, held against two bounds: the gain
+of a chip bound by its memory port, and the gain if every request's attention took no cycle;
+the gather cost is, at each B, chip gather's chip cycles over host gather's (the same steps,
+so the same tokens: checked).
 
     python -m scripts.report serving [--since EPOCH]
 """
@@ -73,6 +75,8 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
             table["gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")] = gain
     table["port_bound_gain"] = {gather: bound for gather in GATHER_MODES
                                 if (bound := port_bound_gain(runs, gather)) is not None}
+    table["attention_free_gain"] = {gather: bound for gather in GATHER_MODES
+                                    if (bound := attention_free_gain(runs, gather)) is not None}
     table["b8_simulators_agree"] = agreement(found)
     return table
 
@@ -99,6 +103,16 @@ def port_bound_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | N
     cached rows cross the port each run): tokens per port word at B = 8 over B = 1."""
     return gain_b8(runs, gather, lambda run: run["tokens_generated"] / run["port_words"]
                    if run.get("port_words") else None)
+
+
+def attention_free_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
+    """The gain at B = 8 of a chip on which every request's attention (its rows' reads, score
+    matmul, SOFTMAX and weighted sum) took no cycle, the same runs otherwise: the most that
+    cutting per-request attention can give this workload, whose runs and request steps the
+    scheduler fixes whatever the cycles are. Tokens per cycle left, B = 8 over B = 1."""
+    return gain_b8(runs, gather, lambda run: run["tokens_generated"]
+                   / (run["chip_cycles"] - run["attention_cycles"])
+                   if "attention_cycles" in run else None)
 
 
 def ceiling() -> list[dict[str, Any]]:
@@ -164,6 +178,10 @@ def print_table(table: dict[str, Any]) -> str:
         lines.append(f"   port-bound gain at B = 8 ({gather} gather): {bound}x: the gain of a "
                      "chip whose runs take a cycle per data word through its memory port "
                      "(tokens per port word, B = 8 over B = 1)")
+    for gather, bound in table.get("attention_free_gain", {}).items():
+        lines.append(f"   attention-free gain at B = 8 ({gather} gather): {bound}x: the gain if "
+                     "every request's attention (its rows' reads, score matmul, SOFTMAX, "
+                     "weighted sum) took no cycle, the runs and request steps unchanged")
     if table["gather_cost"]:
         lines.append("   the cost of chip gather: chip cycles against host gather's, per B")
         lines.append(" ".join(f"{title:>13s}" for title, _ in COST_COLUMNS))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pyuvm import uvm_sequence, uvm_sequencer
 
+from model.throughput import attention_cycles
 from verif.agents.page_table.driver import SERVING
 from verif.env.serving_spec import ServingSpec
 from verif.sequences.items import ChipResponse, PageOp, PageOpItem, PageOpResult, StepItem
@@ -35,6 +36,7 @@ class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _v
         self.responses: list[ChipResponse] = []
         self.pages_used: list[int] = []  # pages in use after each finished step
         self.host_words: list[int] = []  # words the page-table agent wrote per PREPARE
+        self.attention_cycles: list[int] = []  # per run: its requests' attention, closed form
 
     async def body(self) -> None:
         await self._page(PageOpItem(PageOp.SERVE, spec=self.spec))
@@ -50,6 +52,7 @@ class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _v
                                 serving=True)
                 response = await send(self.chip_sqr, item, want_response=True)
                 self.responses.append(response)
+                self.attention_cycles.append(attention_cycles(plan.program))
                 results = response.results
             finished = await self._page(PageOpItem(PageOp.FINISH, SERVING, results=results))
             self.pages_used.append(finished.pages_used)

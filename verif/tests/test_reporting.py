@@ -167,12 +167,13 @@ def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path
 
 def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(monkeypatch):
     """Runs of every gather mode and B (as the serving tests record them) make the rows, the
-    gains, the gather cost and the ceiling computed on the reference machine."""
+    gains and their bounds, the gather cost and the ceiling computed on the reference machine."""
     def serving(gather: str, batch: int) -> dict:
         cycles = {1: 4000, 2: 3000, 4: 2600, 8: 2500}[batch] * (1.05 if gather == "chip" else 1)
         measured = {"gather": gather, "chip_cycles": int(cycles), "dma_cycles": 100,
                     "host_words": 10, "tokens_per_kilocycle": round(1000 / cycles, 4),
                     "tokens_generated": 2, "port_words": {1: 1800, 8: 1000}.get(batch, 1200),
+                    "attention_cycles": {1: 1000, 8: 1300}.get(batch, 1100),
                     "generated": {"r0": [1, 2]}, "spec": {"n_requests": 24}}
         return {"serving": {key: 0 for _, key in serving_report.COLUMNS} | measured}
 
@@ -188,6 +189,9 @@ def test_the_serving_table_holds_the_measured_gain_against_the_chips_ceiling(mon
     assert "batching gain at B = 8 (host gather): 1.6x" in text
     assert table["port_bound_gain"] == {"host": 1.8, "chip": 1.8}  # 1800 / 1000 port words
     assert "port-bound gain at B = 8 (chip gather): 1.8x" in text
+    # the cycles left without attention: host 3000 at B = 1 over 1200 at B = 8, chip 3200 / 1325
+    assert table["attention_free_gain"] == {"host": 2.5, "chip": 2.42}
+    assert "attention-free gain at B = 8 (host gather): 2.5x" in text
     last = table["ceiling"][-1]
     assert f"context  8: B = 8 {last['gain_b8']}x, limit {last['limit']}x" in text
     b8 = ("icarus", serving_spec(8, "chip").name)

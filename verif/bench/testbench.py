@@ -16,7 +16,12 @@ memory and counters in Verilog with no Python at run time. Reported, from one ru
 * the share of the environment's decode time spent in Python, by component (timed sections
   that never await), and the part of it that is the host compiling the programs (calibration
   and one program per context size, timed here in this process the way the environment does
-  it; the replay's programs are compiled before it starts).
+  it; the replay's programs are compiled before it starts);
+* the floor per step: the plan's records run through the chip's BFM alone in one cocotb test
+  (KitFloorTest: image loaded, chip run, status and outputs read, no pyuvm, no prediction, no
+  check but the cycle count), what any cocotb testbench of this chip pays; and the reference
+  machine's one prediction per step (``model.machine.run``, timed here), which the scoreboard
+  adds to it (the test plan's ``one_prediction``).
 
 Each time is the fastest of REPEATS runs: other work on the machine only ever adds to a run's
 time, so the fastest run is the closest to the cost itself (on Verilator, a single run of the
@@ -72,6 +77,16 @@ class Row:
     python_share: float  # of the environment's decode time
     python_s: dict
     compile_step_ms: float = 0.0  # of env_step_ms: the host's program compile, per step
+    floor_step_ms: float = 0.0  # KitFloorTest: the BFM alone, per record
+    predict_step_ms: float = 0.0  # the reference machine's run of a record
+
+    @property
+    def ratio_floor(self) -> float:
+        return self.floor_step_ms / self.replay_step_ms
+
+    @property
+    def ratio_floor_predicted(self) -> float:
+        return (self.floor_step_ms + self.predict_step_ms) / self.replay_step_ms
 
     @property
     def ratio_step(self) -> float:
@@ -92,7 +107,9 @@ class Row:
     def as_json(self) -> dict:
         return {**asdict(self), "ratio_step": self.ratio_step, "ratio_one": self.ratio_one,
                 "ratio_shared": self.ratio_shared,
-                "ratio_step_without_compile": self.ratio_step_without_compile}
+                "ratio_step_without_compile": self.ratio_step_without_compile,
+                "ratio_floor": self.ratio_floor,
+                "ratio_floor_predicted": self.ratio_floor_predicted}
 
 
 def replay_records(plan: list[DecodeSpec]) -> list[Record]:
@@ -143,6 +160,29 @@ def time_environment(sim: str, plan: list[DecodeSpec], name: str) -> tuple[float
     return seconds, [run.raise_if_failed() for run in runs]
 
 
+def floor_step_ms(sim: str) -> float:
+    """Milliseconds per record of the fastest of REPEATS KitFloorTest runs over the plan."""
+    build = chip_build(sim)
+    fastest = []
+    for _ in range(REPEATS[sim]):
+        (run,) = run_launches([decode_launch(build, "KitFloorTest", PLAN, seed=1,
+                                             run_dir=BENCH_DIR / sim / "floor", node="floor")])
+        timing = run.raise_if_failed()["timing"]
+        fastest.append(1000 * timing["decode_s"] / timing["runs"])
+    return min(fastest)
+
+
+def predict_step_ms(records: list[Record]) -> float:
+    """Milliseconds per record of the reference machine's run, the fastest of three passes."""
+    cfg, passes = ChipConfig(), []
+    for _ in range(3):
+        started = time.perf_counter()
+        for record in records:
+            machine.run(record.image, cfg)
+        passes.append(1000 * (time.perf_counter() - started) / len(records))
+    return min(passes)
+
+
 def compile_seconds() -> float:
     """The plan's host compile (calibration, one program per context size), as the env does it."""
     started = time.perf_counter()
@@ -172,7 +212,7 @@ def measure(sim: str, records: list[Record], alone: list[Record]) -> Row:
     return Row(sim, steps, 1000 * decode_s / steps, 1000 * replay_step, env_one, replay_one,
                env_shared / len(PLAN), replay_all / len(PLAN),
                sum(r["timing"]["python_total_s"] for r in results) / decode_s, python_s,
-               1000 * compile_seconds() / steps)
+               1000 * compile_seconds() / steps, floor_step_ms(sim), predict_step_ms(records))
 
 
 def print_table(rows: list[Row]) -> None:
@@ -191,6 +231,12 @@ def print_table(rows: list[Row]) -> None:
         print(f"  {r.sim:<10} {100 * r.python_share:.1f}% (ms per step: {parts}); compile "
               f"{r.compile_step_ms:.2f} ms/step, ratio per step without it "
               f"{r.ratio_step_without_compile:.2f}x")
+    print("\nThe floor per step: the BFM alone (KitFloorTest: load, run, read; no pyuvm, no "
+          "check), and with the reference machine's one prediction per step:")
+    for r in rows:
+        print(f"  {r.sim:<10} floor {r.floor_step_ms:.2f} ms, {r.ratio_floor:.2f}x the replay; "
+              f"prediction {r.predict_step_ms:.2f} ms; floor and prediction "
+              f"{r.ratio_floor_predicted:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,6 +134,18 @@ def test_sinks_decode(sim, seed, sim_run):
 
 
 @pytest.mark.sim
+@pytest.mark.timeout(300)
+@pytest.mark.sim_job(launch=decode_job("KitFloorTest", lambda sim: SHORT_PLAN))
+@pytest.mark.parametrize("sim", ["verilator"])  # make bench's floor is timed on Verilator
+def test_the_benchmark_floor_runs_each_step_through_the_bfm_alone(sim, seed, sim_run):
+    """make bench's floor (KitFloorTest): every step of the plan loaded, run and read through
+    the BFM with no agent, each run's total cycles those of the reference machine, and timed."""
+    timing = sim_run.raise_if_failed()["timing"]
+    assert timing["runs"] == sum(spec.steps for spec in SHORT_PLAN)
+    assert 0 < timing["decode_s"] < timing["test_s"]
+
+
+@pytest.mark.sim
 @pytest.mark.timeout(900)
 @pytest.mark.sim_job(launch=decode_job("PlanDecodeTest", lambda sim: random_plan(sim)))
 @pytest.mark.parametrize("sim", SIMULATORS)

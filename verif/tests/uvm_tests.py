@@ -272,6 +272,40 @@ class PowerUpTest(ChipTest):
 
 
 @uvm_cocotb_test()
+class KitFloorTest(uvm_test):
+    """The testbench benchmark's floor (verif/bench/testbench.py): the plan's runs through the
+    chip's BFM alone, no agent, no prediction, no scoreboard. Each run's image is loaded, the
+    chip started and awaited, its status and outputs read, as the chip agent does; only its
+    total cycles are compared, so that a floor that ran something else fails. Its time per run
+    is what any cocotb testbench of this chip pays before it checks anything."""
+
+    def build_phase(self) -> None:
+        self.cfg = config_from_environment(cocotb.top)
+        self.cfg.recorder.test = type(self).__name__
+
+    @recording_failures
+    async def run_phase(self) -> None:
+        from verif.bench.testbench import replay_records  # the bench's records, built here
+
+        self.raise_objection()
+        records, bfm = replay_records(self.cfg.decodes), self.cfg.bfm
+        await bfm.power_up()
+        started = time.perf_counter()
+        for number, record in enumerate(records):
+            bfm.memory.load(record.image)
+            await bfm.run(record.expected.counters.total + self.cfg.watchdog_margin)
+            total = bfm.read_status().counters.total
+            for base, count in record.checked:
+                bfm.memory.read(base, count)
+            if total != record.expected.counters.total:
+                raise AssertionError(f"floor run {number}: {total} cycles, the reference machine "
+                                     f"{record.expected.counters.total}\n{self.cfg.where()}")
+        self.cfg.recorder.extra["timing"] = {"decode_s": round(time.perf_counter() - started, 4),
+                                             "runs": len(records)}
+        self.drop_objection()
+
+
+@uvm_cocotb_test()
 class ProcessCrashTest(ChipTest):
     """Ends the simulator process in the middle of a test, as a crashing simulator would (the
     batching test's culprit: the tests after it in the process must be re-run alone)."""

@@ -285,7 +285,9 @@ class KitFloorTest(uvm_test):
 
     @recording_failures
     async def run_phase(self) -> None:
-        from verif.bench.testbench import replay_records  # the bench's records, built here
+        # imported here, not at the top: every simulator process imports this module, and
+        # only the floor needs the benchmark's records (and their imports)
+        from verif.bench.testbench import replay_records
 
         self.raise_objection()
         records, bfm = replay_records(self.cfg.decodes), self.cfg.bfm

@@ -90,7 +90,7 @@ lint: setup
 
 lint-chip_top:
 	$(LINT) hw/rtl/*.v --top-module chip_top
-lint-chip_harness-recording:  # the harness as the tests build it (verif/env/launch.py)
+lint-chip_harness-recording:  # the harness as the tests build it (verif/runs/launch.py)
 	$(LINT) --timing +define+CHIP_HARNESS_CLOCK +define+CHIP_HARNESS_RECORD hw/rtl/*.v hw/tb/*.v --top-module chip_harness
 lint-python:
 	$(VENV)/bin/ruff check .

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model.machine import Counters
+from model.chip.machine import Counters
 
 LOW_SCALE = 1024  # axi_ram.v draws a channel's hold from 10 bits: probability = low / 1024
 STALL_SCALE = 16384  # .. and a long stall's start from 14 bits

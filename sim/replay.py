@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from model.isa import ChipConfig
-from model.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
+from model.chip.isa import ChipConfig
+from model.chip.machine import COUNTERS_W, Counters, RunResult, counter_fields_at
+from model.chip.rtl_defs import REPLAY_END_MARKER, REPLAY_MAGIC
 from model.paths import BUILD_ROOT, TB_DIR
-from model.rtl_defs import REPLAY_END_MARKER, REPLAY_MAGIC
 from sim import toolchain
 from sim.runner import (
     VERILATOR_OPTIMIZE,

@@ -71,7 +71,7 @@ class SimulationFailed(AssertionError):
     """A cocotb test failed or the simulator died; the message says how to re-run it.
 
     ``request`` is what run_test was asked to run, so that the run can be repeated elsewhere
-    with waves on (verif/env/failure_waves.py); None when raised from elsewhere."""
+    with waves on (verif/runs/failure_waves.py); None when raised from elsewhere."""
 
     request: RunRequest | None = None
 

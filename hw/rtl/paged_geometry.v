@@ -1,7 +1,7 @@
 `default_nettype none
 `include "chip_defs.vh"
 // paged_geometry: what a paged instruction's fields imply (hw/ISA.md, "Paged instructions";
-// model.isa.paged_geometry is the same rule in Python). Combinational. The controller checks an
+// model.chip.isa.paged_geometry is the same rule in Python). Combinational. The controller checks an
 // instruction with it; the paged DMA (pdma.v) sequences with it.
 //
 //   P           = 2^page_shift rows per page

@@ -1,7 +1,7 @@
 `default_nettype none
 `include "chip_defs.vh"
 // axi_bad_manager: a scripted AXI4 port, both sides, that breaks one protocol rule on purpose,
-// for the protocol checker's negative tests (verif/blocks/axi_checker_cocotb.py).
+// for the protocol checker's negative tests (verif/tests/blocks/axi_checker_cocotb.py).
 //
 // Cycle 0 is the first after reset. `fault` (an AxiRule code, held through the run) picks the
 // script; 0 is a clean exchange, against which the checker must stay silent:
@@ -20,7 +20,7 @@
 module axi_bad_manager (
     input  wire        clk,
     input  wire        rst,
-    input  wire [3:0]  fault,    // model.rtl_defs.AxiRule: the rule to break (0: none)
+    input  wire [3:0]  fault,    // model.chip.rtl_defs.AxiRule: the rule to break (0: none)
 
     output reg  [31:0] araddr,
     output reg  [7:0]  arlen,

@@ -3,7 +3,7 @@
 // axi_checker: a passive AXI4 protocol checker, on the chip's port in every simulation
 // (chip_harness.v, replay_tb.v) and on the broken managers of its own block test.
 //
-// The rules (model.rtl_defs.AxiRule; hw/ISA.md, "The AXI4 manager port"), each checked every
+// The rules (model.chip.rtl_defs.AxiRule; hw/ISA.md, "The AXI4 manager port"), each checked every
 // cycle after reset, cycle 0 being the first:
 //   VALID_DROPPED      a valid (any channel) fell before its ready
 //   PAYLOAD_CHANGED    a channel's payload changed while its valid waited for ready
@@ -207,7 +207,7 @@ always @(posedge clk) begin
                     first_cycle   <= cycle;
                     first_channel <= channel;
                     first_rule    <= rule;
-                    $display("axi_checker %m: cycle %0d: channel %0d, rule %0d (model.rtl_defs.AxiChannel, AxiRule)",
+                    $display("axi_checker %m: cycle %0d: channel %0d, rule %0d (model.chip.rtl_defs.AxiChannel, AxiRule)",
                              cycle, channel, rule);
                 end
                 violations <= violations + 32'd1;

@@ -9,16 +9,16 @@
 // written are also brought out (mem_req = mem_we high for each W beat accepted, with its word
 // address and data), for monitors; so are the protocol checker's verdict (axi_violations: 0
 // when the port kept every rule; else the first one's cycle, channel and rule,
-// model.rtl_defs.AxiChannel and AxiRule) and the delays the memory inserted (mem_stalls:
+// model.chip.rtl_defs.AxiChannel and AxiRule) and the delays the memory inserted (mem_stalls:
 // axi_ram.v's stall_counts). The SRAM array is u_chip.u_sram.mem[i] (cleared when a test
 // starts, verif/kit/bfm.py's power_up: with CHIP_HARNESS_RECORD by the harness, sram_clear).
 //
-// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/env/launch.py), the harness makes
+// With `CHIP_HARNESS_CLOCK defined (the cocotb builds of verif/runs/launch.py), the harness makes
 // its own clock, a 10 ns period (verif/kit/bfm.py's CLOCK_NS), and clk is an internal register, not
 // a port: no cocotb callback per clock edge. HDL_CLOCK tells a testbench which way it was built.
 // Without the define (replay_tb.v, the smoke test), clk is an input driven from outside.
 //
-// With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/env/launch.py, not replay_tb.v),
+// With `CHIP_HARNESS_RECORD defined (the cocotb builds of verif/runs/launch.py, not replay_tb.v),
 // the harness also keeps, for the testbench to read after done instead of a Python callback
 // per cycle (verif/agents/chip/write_monitor.py, verif/kit/bfm.py, verif/scoreboard/locate.py),
 // three logs (hw/tb/event_log.v rings), each entry stamped with the run's cycle (counted with
@@ -86,7 +86,7 @@ localparam SRAM_AW    = $clog2(SRAM_WORDS);
 
 // The cycles of the run so far: bus_cycle counts every cycle from the first FETCH cycle (0),
 // run_cycle only those the chip was not frozen on memory, so it follows the ideal memory's
-// schedule, the reference machine's (model.machine's trace): a stall leaves it unchanged.
+// schedule, the reference machine's (model.chip.machine's trace): a stall leaves it unchanged.
 // Both live in one register, the logs' stamp, so that it changes once a cycle as a whole.
 reg  [63:0] stamp;    // {bus_cycle, run_cycle}: when, in both counts
 wire [31:0] bus_cycle = stamp[63:32];
@@ -367,7 +367,7 @@ endmodule
 // signals (sram_clear, the watchdog, the logs' counts); inside the chip, only the scratchpad's
 // array (the testbench's backdoor reads it); in the memory, its array, its bulk backdoor's two
 // counters (verif/kit/file_load.py) and the profile the bandwidth benchmark sets between its
-// points (verif/bench/bandwidth_cocotb.py).
+// points (verif/tests/bandwidth_cocotb.py).
 `verilator_config
 public_flat_rw -module "chip_harness" -var "*"
 public_flat_rw -module "axi_ram" -var "mem"

@@ -1,6 +1,6 @@
 `default_nettype none
 // event_log: a ring of the last DEPTH events a harness saw, for its testbench to read after the
-// fact instead of a Python callback per cycle (verif/kit/bfm.py, verif/blocks/block_tb.py).
+// fact instead of a Python callback per cycle (verif/kit/bfm.py, verif/tests/blocks/block_tb.py).
 //
 // At each rising edge with `valid` high (exactly high: an X or Z strobe logs nothing), the
 // entry {stamp, data} goes to log[count % DEPTH] and `count` (free-running from reset) counts

@@ -58,7 +58,7 @@ module replay_tb #(
     parameter SM_MAX     = `SM_MAX_DEFAULT
 );
 
-localparam [31:0] MAGIC         = `REPLAY_MAGIC;          // chip_defs.vh (model/rtl_defs.py)
+localparam [31:0] MAGIC         = `REPLAY_MAGIC;          // chip_defs.vh (model/chip/rtl_defs.py)
 localparam [31:0] END_MARKER    = `REPLAY_END_MARKER;
 localparam        COUNTER_WORDS = (`COUNTERS_W + 31) / 32;    // words of the counters bus
 

@@ -6,7 +6,7 @@
 // Each write (`we` exactly high at a rising edge: the edge the memory stores it at) logs
 //     {cycle[31:0], address[15:0], data[31:0]}      (80 bits, most significant first)
 // where `cycle` counts from 0 in the cycle after the last `start` (the edge that samples a
-// command strobe; the cycle verif/blocks/command.py's run_command calls cycle 0), and the
+// command strobe; the cycle verif/tests/blocks/command.py's run_command calls cycle 0), and the
 // address is zero-extended to 16 bits. The ring keeps the last DEPTH writes; its count
 // (u_log.count) numbers every write since reset.
 module write_log #(

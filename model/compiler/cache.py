@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from model.chip.isa import ChipConfig
 from model.compiler.gather import Gather, HostGather
 from model.compiler.layout import Layout, Pool
 from model.compiler.program import StepProgram, check_contexts, compile_program
 from model.compiler.quantize import Calibration, Scales, choose_scales, int8_scale, quantize
 from model.compiler.quantize import weight_words as quantized_weights
-from model.isa import ChipConfig
-from model.tiny_lm import TinyLM
+from model.lm.tiny_lm import TinyLM
 
 
 class ProgramCache:

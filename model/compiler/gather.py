@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model import machine
+from model.chip import machine
+from model.chip.geometry import page_of, pool_rows, slot_of
+from model.chip.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore, store
 from model.compiler.layout import Layout, Scratchpad
-from model.geometry import page_of, pool_rows, slot_of
-from model.isa import PT_ENTRIES, Instr, load, paged_geometry, pcopy, pload, pstore, store
-from model.paged import PageTable
+from model.kv.paged import PageTable
 
 KEY, VALUE = 0, 1  # a cache row is np.stack([k, v]): shape (2, dim)
 COPY_BUFFER = 0  # scratchpad address PCOPY's rows pass through (the weights land there later)

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model import machine
+from model.chip import machine
 from model.compiler.gather import new_row_addresses
 from model.compiler.program import StepProgram, StepResult
-from model.step_rule import StepPlan, plan_step
+from model.kv.step_rule import StepPlan, plan_step
 
 
 @dataclass(frozen=True, kw_only=True)

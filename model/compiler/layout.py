@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from model.chip.geometry import page_shift_of
+from model.chip.isa import WORDS_PER_INSTR, ChipConfig, table_entries
 from model.compiler.quantize import WEIGHT_NAMES
-from model.geometry import page_shift_of
-from model.isa import WORDS_PER_INSTR, ChipConfig, table_entries
-from model.tiny_lm import TinyLM
+from model.lm.tiny_lm import TinyLM
 
 BATCH_MAX = 8  # requests per chip run: the program room of a serving layout is sized for it
 

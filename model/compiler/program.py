@@ -36,10 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.compiler.gather import Gather, gather_for
-from model.compiler.layout import Layout, Scratchpad, max_context
-from model.compiler.quantize import Requant, Scales
-from model.isa import (
+from model.chip.isa import (
     ChipConfig,
     Instr,
     argmax,
@@ -52,8 +49,11 @@ from model.isa import (
     store,
     vadd,
 )
-from model.machine import Counters, int8_of
-from model.tiny_lm import TinyLM
+from model.chip.machine import Counters, int8_of
+from model.compiler.gather import Gather, gather_for
+from model.compiler.layout import Layout, Scratchpad, max_context
+from model.compiler.quantize import Requant, Scales
+from model.lm.tiny_lm import TinyLM
 
 
 @dataclass

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.arith import INT8_MAX, PROB_ONE, quantize_multiplier
-from model.exp_table import EXP_STEPS_PER_UNIT
-from model.machine import words
-from model.step_rule import context_size
-from model.tiny_lm import StepTrace, TinyLM, float_trace, window_slice
+from model.chip.arith import INT8_MAX, PROB_ONE, quantize_multiplier
+from model.chip.exp_table import EXP_STEPS_PER_UNIT
+from model.chip.machine import words
+from model.kv.step_rule import context_size
+from model.lm.tiny_lm import StepTrace, TinyLM, float_trace, window_slice
 
 SCORE_STEPS_PER_NAT = EXP_STEPS_PER_UNIT  # SOFTMAX reads an int step as 1/16 nat
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o", "w_out")  # their order in memory

@@ -1,4 +1,4 @@
-"""Admission rules (model/admission.py) and the admission simulation (model/admission_sim.py).
+"""Admission rules (model/kv/admission.py) and the admission simulation (model/kv/admission_sim.py).
 
 The counts are checked exactly on a case small enough to follow by hand, step by step; the
 pool's bookkeeping is checked at the end of every simulated step (there and on example B's
@@ -64,8 +64,10 @@ from __future__ import annotations
 
 import pytest
 
-from model.admission import CoversExpected, OnePageFree, Request, Watermark
-from model.admission_sim import (
+from model.chip.geometry import pages_for
+from model.host.workloads import sample_lengths
+from model.kv.admission import CoversExpected, OnePageFree, Request, Watermark
+from model.kv.admission_sim import (
     AdmissionResult,
     AdmissionSim,
     AdmissionStalled,
@@ -73,9 +75,7 @@ from model.admission_sim import (
     StepLimitExceeded,
     simulate,
 )
-from model.geometry import pages_for
-from model.paged import check_invariants
-from model.workloads import sample_lengths
+from model.kv.paged import check_invariants
 
 NAMES = "ABC"
 HAND_LENGTHS = [4, 7, 3]

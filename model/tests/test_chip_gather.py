@@ -15,18 +15,18 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from model import isa, machine
+from model.chip import isa, machine
+from model.chip.geometry import page_shift_of
+from model.chip.isa import ChipConfig, Op
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import ChipGather, pool_differences, pool_words, step_table
 from model.compiler.inputs import run_reference
 from model.compiler.layout import Layout, Pool
 from model.compiler.quantize import calibrate
-from model.geometry import page_shift_of
-from model.host import PagedHost, PoolMismatch, check_pools, decode, paged_cache
-from model.isa import ChipConfig, Op
-from model.paged import PageTable
-from model.step_rule import pages_held
-from model.tiny_lm import make_model, random_model, structured_model
+from model.host.decode import PagedHost, PoolMismatch, check_pools, decode, paged_cache
+from model.kv.paged import PageTable
+from model.kv.step_rule import pages_held
+from model.lm.tiny_lm import make_model, random_model, structured_model
 
 STEPS = 32
 

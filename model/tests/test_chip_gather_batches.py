@@ -17,17 +17,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.chip.geometry import opens_page, page_of, pages_for, slot_of
+from model.chip.isa import ChipConfig, Op
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import KEY, VALUE, ChipGather, pool_differences, pool_words
 from model.compiler.inputs import StepInputs, host_gather_inputs, run_reference
 from model.compiler.layout import BATCH_MAX, Layout, Pool, max_context
 from model.compiler.quantize import calibrate, shared_context_scales
-from model.geometry import opens_page, page_of, pages_for, slot_of
-from model.isa import ChipConfig, Op
-from model.paged import CachingPageTable, InvariantError
-from model.serving import RequestStep, planned_table
-from model.step_rule import plan_step
-from model.tiny_lm import random_model
+from model.host.serving import RequestStep, planned_table
+from model.kv.paged import CachingPageTable, InvariantError
+from model.kv.step_rule import plan_step
+from model.lm.tiny_lm import random_model
 
 CFG = ChipConfig()
 LONGEST = max_context(CFG)
@@ -55,7 +55,7 @@ def pool_of(programs: ProgramCache, steps: list[int], window: int | None, page_s
     """A pool holding one request per entry of ``steps``, each about to run that step: its
     earlier rows random, those below its window released; a released request's stale rows
     first, so that reused pages hold old words. The steps are planned as the scheduler plans
-    them (model.serving: slots of new pages in allocation order), with their rows gathered."""
+    them (model.host.serving: slots of new pages in allocation order), with their rows gathered."""
     dim, size = programs.model.dim, page_size
     n_pages = sum(pages_for(step, size) for step in steps) + 3
     table = CachingPageTable(n_pages, size, row_shape=(2, dim), dtype=np.int8)

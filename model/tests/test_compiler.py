@@ -1,7 +1,7 @@
 """The compiled decode step: layout, program shape, scales, and the integers it computes.
 
 The step's integers are checked against a numpy emulation of the intended graph written from
-hw/ISA.md's arithmetic (model.arith), so a wrong operand address, a missing transpose flag or a
+hw/ISA.md's arithmetic (model.chip.arith), so a wrong operand address, a missing transpose flag or a
 swapped requant shows up as a mismatch in one named tensor.
 """
 
@@ -12,7 +12,8 @@ import itertools
 import numpy as np
 import pytest
 
-from model import arith, machine
+from model.chip import arith, machine
+from model.chip.isa import ChipConfig, Op, disassemble, program_cycles
 from model.compiler.cache import ProgramCache
 from model.compiler.inputs import host_gather_inputs, run_reference
 from model.compiler.layout import Layout, program_room
@@ -24,8 +25,7 @@ from model.compiler.quantize import (
     int8_scale,
     quantize,
 )
-from model.isa import ChipConfig, Op, disassemble, program_cycles
-from model.tiny_lm import DIM, VOCAB, TinyLM, float_trace, random_model
+from model.lm.tiny_lm import DIM, VOCAB, TinyLM, float_trace, random_model
 
 CFG = ChipConfig()
 RANDOM_SEED = 2

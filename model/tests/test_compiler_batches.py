@@ -15,21 +15,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.chip.isa import ChipConfig, Op
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import ChipGather
 from model.compiler.inputs import host_gather_inputs, run_reference
 from model.compiler.layout import BATCH_MAX, Layout, Pool, max_context
 from model.compiler.program import requant_runs
 from model.compiler.quantize import Requant, calibrate, shared_context_scales
-from model.isa import ChipConfig, Op
-from model.throughput import (
+from model.host.throughput import (
     attention_cycles,
     batching_ceiling,
     main,
     step_cycles,
     throughput_table,
 )
-from model.tiny_lm import random_model
+from model.lm.tiny_lm import random_model
 
 CFG = ChipConfig()
 LONGEST = max_context(CFG)

@@ -1,6 +1,6 @@
 """The generated HDL-side files are fresh, and the documents that restate them agree.
 
-Every file `python -m model.rtl_defs` writes (the RTL header hw/rtl/chip_defs.vh, the exp table
+Every file `python -m model.chip.rtl_defs` writes (the RTL header hw/rtl/chip_defs.vh, the exp table
 module hw/rtl/exp_lut.v, the GTKWave translate filters) must be exactly what it writes from
 today's Python definitions; hw/ISA.md's tables of the counters bus and of the parameters must
 say what those definitions say. No simulator is needed.
@@ -13,9 +13,9 @@ from itertools import takewhile
 
 import pytest
 
-from model.isa import N_OPCODES, PARAMETER_RANGES, ChipConfig
-from model.machine import COUNTER_FIELDS, COUNTERS_W, Counters, counter_fields_at
-from model.rtl_defs import GENERATED, HW_DIR
+from model.chip.isa import N_OPCODES, PARAMETER_RANGES, ChipConfig
+from model.chip.machine import COUNTER_FIELDS, COUNTERS_W, Counters, counter_fields_at
+from model.chip.rtl_defs import GENERATED, HW_DIR
 
 ISA_MD = HW_DIR / "ISA.md"
 SAVE_FILE = HW_DIR / "gtkwave" / "chip.gtkw"
@@ -24,7 +24,7 @@ REPO_ROOT = HW_DIR.parent
 
 @pytest.mark.parametrize("path", sorted(GENERATED), ids=lambda p: p.name)
 def test_the_committed_file_is_what_the_generator_writes(path):
-    assert path.read_text() == GENERATED[path](), "re-run `python -m model.rtl_defs`"
+    assert path.read_text() == GENERATED[path](), "re-run `python -m model.chip.rtl_defs`"
 
 
 def test_the_save_file_uses_the_generated_filters():

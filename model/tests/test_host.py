@@ -15,11 +15,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from model import machine
+from model.chip import machine
 from model.compiler.cache import ProgramCache
 from model.compiler.inputs import run_reference
 from model.compiler.quantize import calibrate
-from model.host import (
+from model.host.decode import (
     Decode,
     ListCache,
     PagedHost,
@@ -27,8 +27,8 @@ from model.host import (
     decode,
     paged_cache,
 )
-from model.step_rule import plan_step
-from model.tiny_lm import (
+from model.kv.step_rule import plan_step
+from model.lm.tiny_lm import (
     DIM,
     TinyLM,
     float_generate,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import arith, isa, machine, randprog
-from model.exp_table import EXP
-from model.isa import PARAMETER_RANGES, QUO_W, ChipConfig, ErrorCode, Op
+from model.chip import arith, isa, machine, randprog
+from model.chip.exp_table import EXP
+from model.chip.isa import PARAMETER_RANGES, QUO_W, ChipConfig, ErrorCode, Op
 
 CFG = ChipConfig()
 OVERHEAD = (4 + CFG.ext_lat + 2) + 1  # fetch: a stream of 4 words on the ideal memory; check

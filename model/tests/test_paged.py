@@ -1,4 +1,4 @@
-"""The page table (model/paged.py) against the chapter's specification.
+"""The page table (model/kv/paged.py) against the chapter's specification.
 
 (1) a shadow model of plain Python lists under 6 x 400 random operations, with every
 invariant checked after every operation; (2) exhaustion; (3) exact page counts under the
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from model.geometry import pages_for
-from model.paged import OutOfPages, PageTable, check_invariants
+from model.chip.geometry import pages_for
+from model.kv.paged import OutOfPages, PageTable, check_invariants
 
 
 def snapshot(table: PageTable) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from model.paged import (
+from model.kv.paged import (
     DuplicateRequest,
     InvalidArgument,
     InvariantError,

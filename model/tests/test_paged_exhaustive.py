@@ -1,4 +1,4 @@
-"""The page table under every operation sequence up to a depth (model/paged_explorer.py).
+"""The page table under every operation sequence up to a depth (model/tests/paged_explorer.py).
 
 On 3 pages of 2 rows with request ids "a" and "b", every sequence of new, release, fork,
 append and trim (with every argument that makes sense, failing ones included) up to
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from model import paged_explorer
-from model.paged import PageTable
-from model.paged_explorer import ExplorationFailure, Op, explore
+from model.kv.paged import PageTable
+from model.tests import paged_explorer
+from model.tests.paged_explorer import ExplorationFailure, Op, explore
 
 DEFAULT_DEPTH = 9
 COUNTS_AT_DEFAULT_DEPTH = (2860, 35606)  # (distinct states, transitions)

@@ -17,7 +17,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from model.paged import OutOfPages, PageTable, check_invariants
+from model.kv.paged import OutOfPages, PageTable, check_invariants
 from model.tests.test_paged import readable_rows, snapshot
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.paged import OutOfPages, PageTable, check_invariants
-from model.workloads import share_prompt
+from model.host.workloads import share_prompt
+from model.kv.paged import OutOfPages, PageTable, check_invariants
 
 # ---- share_prompt and pad_to_page (model/) ------------------------------------------------
 

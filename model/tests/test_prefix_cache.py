@@ -1,4 +1,4 @@
-"""The prefix cache (model.prefix_cache) and the page table under it (CachingPageTable).
+"""The prefix cache (model.kv.prefix_cache) and the page table under it (CachingPageTable).
 
 Each trap production prefix caches fell into has a test here, on the table and cache alone;
 test_serving.py repeats the ones that involve a scheduler with whole decodes:
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.paged import (
+from model.kv.paged import (
     CachingPageTable,
     DuplicateRequest,
     InvalidArgument,
@@ -22,7 +22,7 @@ from model.paged import (
     OutOfPages,
     check_invariants,
 )
-from model.prefix_cache import ROOT_KEY, PrefixCache, page_keys
+from model.kv.prefix_cache import ROOT_KEY, PrefixCache, page_keys
 
 P = 2  # rows per page
 

@@ -1,6 +1,6 @@
-"""The serving scheduler (model.serving) on the reference machine.
+"""The serving scheduler (model.host.serving) on the reference machine.
 
-Every finished request must equal its solo decode (model.serving.solo_decode: PagedHost, solo
+Every finished request must equal its solo decode (model.host.serving.solo_decode: PagedHost, solo
 programs) integer for integer, at every step its last life computed: batched with others,
 sharing prompt pages, after a preemption, with a window. After every step the pool is
 conserved (free + evictable + owned == total) and only running requests hold pages.
@@ -28,19 +28,16 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from model import machine
-from model.admission import CoversExpected, OnePageFree, Watermark
+from model.chip import machine
+from model.chip.geometry import pages_for
+from model.chip.isa import ChipConfig
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import GATHER_MODES
 from model.compiler.inputs import run_reference
 from model.compiler.layout import max_context
 from model.compiler.quantize import calibrate, shared_context_scales
-from model.geometry import pages_for
-from model.host import check_pools
-from model.isa import ChipConfig
-from model.paged import PageTable
-from model.prefix_cache import CacheStats, page_keys
-from model.serving import (
+from model.host.decode import check_pools
+from model.host.serving import (
     AdmissionStalled,
     ArrivalInPast,
     DuplicateRequestId,
@@ -52,9 +49,12 @@ from model.serving import (
     peak_pages,
     solo_decode,
 )
-from model.step_rule import plan_step
-from model.tiny_lm import random_model
-from model.workloads import serving_requests
+from model.host.workloads import serving_requests
+from model.kv.admission import CoversExpected, OnePageFree, Watermark
+from model.kv.paged import PageTable
+from model.kv.prefix_cache import CacheStats, page_keys
+from model.kv.step_rule import plan_step
+from model.lm.tiny_lm import random_model
 
 LONGEST = max_context(ChipConfig())
 SYSTEM = (3, 1, 4, 1, 5, 9)  # a system prompt of three pages of 2

@@ -2,7 +2,7 @@
 
 The step rule reads rows 0..S-1 and the W-1-S most recent ones once the window is full; the
 sink rows live in pages of their own that no trim releases, so the pages in use follow a closed
-form (model.step_rule.pages_held), checked here at every step against the page table. The float
+form (model.kv.step_rule.pages_held), checked here at every step against the page table. The float
 reference follows the same rule, checked against a recomputation from the token ids.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.host import ListCache, PagedCache, decode, gather_plan
-from model.paged import PageTable
-from model.step_rule import pages_held, plan_step
-from model.tiny_lm import DIM, float_step, float_windowed, make_model, random_model
+from model.host.decode import ListCache, PagedCache, decode, gather_plan
+from model.kv.paged import PageTable
+from model.kv.step_rule import pages_held, plan_step
+from model.lm.tiny_lm import DIM, float_step, float_windowed, make_model, random_model
 
 STEPS = 32
 

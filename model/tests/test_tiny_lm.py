@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.step_rule import context_size
-from model.tiny_lm import (
+from model.kv.step_rule import context_size
+from model.lm.tiny_lm import (
     DIM,
     STRUCTURED_ATTENTION_BOUND,
     VOCAB,

@@ -1,30 +1,27 @@
 """The trained model (issue 23): its weights, its training, the evidence that its attention
 matters, that the chip runs it, and the window measurement's exact end point.
 
-Numbers quoted in docstrings were measured on the committed weights (model/data/trained_lm.npz)
+Numbers quoted in docstrings were measured on the committed weights (model/lm/data/trained_lm.npz)
 with Python 3.11.7's pydoc text and numpy 2.4.6; the bounds sit just under them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import fields, replace
 
 import numpy as np
 import pytest
 
-from model.attention_evidence import bigram_loss, held_out_loss, without_attention
-from model.corpus import load_corpus
-from model.host import decode
-from model.lm_grad import WEIGHTS, attention_mask, cross_entropy, forward, gradients
-from model.tiny_lm import DIM, VOCAB, TinyLM, float_logits, make_model, trained_model
-from model.train_lm import TrainConfig, train
-from model.trained_report import findings, markdown, trained_report
-from model.window_quality import (
+from model.host.decode import chip_reader, decode
+from model.lm.attention_evidence import bigram_loss, held_out_loss, without_attention
+from model.lm.corpus import load_corpus
+from model.lm.lm_grad import WEIGHTS, attention_mask, cross_entropy, forward, gradients
+from model.lm.tiny_lm import DIM, VOCAB, TinyLM, float_logits, make_model, trained_model
+from model.lm.train_lm import TrainConfig, train
+from model.lm.window_quality import (
     SINK_COUNTS,
     WINDOWS,
     Setting,
-    chip_reader,
     float_reader,
     impossible_settings,
     settings,
@@ -191,16 +188,3 @@ def test_every_window_runs_with_0_1_2_and_4_sinks_but_those_it_cannot_hold():
     assert (SINK_COUNTS, WINDOWS) == ((0, 1, 2, 4), (2, 4, 8, 16, 24))
     assert impossible_settings() == [Setting(2, 2), Setting(2, 4), Setting(4, 4)]
     assert len(settings()) + len(impossible_settings()) == len(WINDOWS) * len(SINK_COUNTS)
-
-
-def test_the_report_is_plain_json_and_prints_as_markdown():
-    report = trained_report(float_sequences=2, chip_sequences=1, baseline=False)
-    assert json.loads(json.dumps(report)) == report
-    text = markdown(report)
-    assert "| trained | " in text and "| bigram | " in text
-    assert text.count("| full | 0 | 100.0% | 100.0% | 0.0000 | 0.0000 |") == 2
-    assert text.count("| 24 | 4 | ") == 2
-    assert text.count("| 2 | 4 | n/a | n/a |") == 2  # the impossible cells, said so
-    assert text.count("W = 2 with 2 sinks, W = 2 with 4 sinks, W = 4 with 4 sinks") == 2
-    said = findings(report)
-    assert len(said) == 5 and said[1].startswith("A window ") and "W = 2, 4, 8, 16, 24" in said[1]

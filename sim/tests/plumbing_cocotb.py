@@ -5,7 +5,7 @@ from __future__ import annotations
 import cocotb
 from cocotb.triggers import Timer
 
-from model import arith
+from model.chip import arith
 
 
 async def apply(dut, x: int, mult: int, shift: int) -> int:

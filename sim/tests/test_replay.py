@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from model import isa, machine, randprog
-from model.isa import N_OPCODES
+from model.chip import isa, machine, randprog
+from model.chip.isa import N_OPCODES
 from model.paths import RUNS_ROOT
 from sim.lengths import run_length
 from sim.replay import Record, parse_output, run_replay, write_records

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from model.isa import ChipConfig
+from model.chip.isa import ChipConfig
 from model.paths import OUT, REPO_ROOT, RTL_DIR
 from verif.report.output import write_json
 

@@ -3,7 +3,7 @@
 A LOAD of 4,000 words on the chip (its default EXT_LAT = 2: the memory interface unit keeps
 up to 256 read bursts outstanding and freezes the chip only while a word it needs is late) on
 hw/tb/axi_ram.v at read latencies 1 .. 200 and with each channel held low 0%, 10%, 30% and
-60% of cycles (verif/bench/bandwidth_cocotb.py measures, on Verilator). Prints the table and
+60% of cycles (verif/tests/bandwidth_cocotb.py measures, on Verilator). Prints the table and
 writes out/bench_axi.json, out/bench_axi.md and out/plots/bench_axi.png. The aim: at least 0.9
 words per cycle at latency 20 with ready always high.
 
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from model.paths import OUT, PLOTS, RUNS_ROOT
 from sim.runner import run_test
-from verif.env.launch import chip_build
 from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
+from verif.runs.launch import chip_build
 
 LATENCIES = (1, 2, 5, 10, 20, 50, 100, 200)
 LOWS = (0, 102, 307, 614)  # per 1024: 0%, 10%, 30%, 60%
@@ -32,7 +32,7 @@ def measure(points: list[tuple[int, int]] | None = None,
     """One row per (latency, low) point (default: every LATENCIES x LOWS)."""
     chip = chip_build(SIM, waves=False)  # the decodes' build: no build of its own
     points = points or [(latency, low) for low in LOWS for latency in LATENCIES]
-    run = run_test(chip, "verif.bench.bandwidth_cocotb", testcase="dma_bandwidth", seed=1,
+    run = run_test(chip, "verif.tests.bandwidth_cocotb", testcase="dma_bandwidth", seed=1,
                    test_dir=test_dir,
                    extra_env={"BENCH_POINTS": json.dumps(points)})
     return json.loads((run.test_dir / "bandwidth.json").read_text())

@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from model import machine, randprog
+from model.chip import machine, randprog
 from model.paths import RUNS_ROOT
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.env.launch import chip_build, run_programs
 from verif.report.output import write_json
+from verif.runs.launch import chip_build, run_programs
 from verif.sequences.program_seqs import program_seed
 
 RUN_SEED = 1

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from model.host import decode
-from model.isa import (
+from model.chip.isa import (
     ChipConfig,
     Op,
     exec_cycles,
@@ -26,9 +25,10 @@ from model.isa import (
     read_cycles,
     table_phase_cycles,
 )
-from model.tiny_lm import make_model
-from verif.env.plans import CHAPTER_STEPS, EXERCISE_WINDOW, PAGE_SIZES, chapter_spec
+from model.host.decode import decode
+from model.lm.tiny_lm import make_model
 from verif.report.output import write_json
+from verif.runs.plans import CHAPTER_STEPS, EXERCISE_WINDOW, PAGE_SIZES, chapter_spec
 
 AIM = 0.05  # the aim: at most 5% of a step's cycles at W = 8, pages of 4
 

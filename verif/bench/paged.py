@@ -10,7 +10,7 @@ Both tables run the same trace in this process: first once to check that every g
 identical ``kc`` and ``vc`` and that both hold the same number of pages at the end, then timed,
 best of REPEATS runs on fresh tables. The chapter's page table (``ChapterPageTable``, a faithful
 transcription of the chapter's implementation, kept here as the baseline) stores a row as a
-Python (k, v) pair in lists of lists and gathers row by row; ours (model.paged.PageTable) copies
+Python (k, v) pair in lists of lists and gathers row by row; ours (model.kv.paged.PageTable) copies
 the row into a numpy pool and gathers with one vectorised take. The aim (issue 14, goal 4): at
 least AIM times the chapter's speed. Finally example B's parts 1, 2 and 4 are timed (the
 chapter's whole example took about 20 s).
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from model.paged import PageTable
-from model.step_rule import context_size, trim_point
+from model.kv.paged import PageTable
+from model.kv.step_rule import context_size, trim_point
 from verif.report import example_b
 from verif.report.output import write_json
 
@@ -275,7 +275,7 @@ def main() -> None:
           f"pages of {PAGE_SIZE}, gather into contiguous kc/vc (int8, {DIM} lanes); "
           f"{result.gathers_checked} gathers identical on both tables")
     print(f"  chapter's PageTable {result.chapter_ms:8.1f} ms (best of {REPEATS})")
-    print(f"  ours (model.paged)  {result.ours_ms:8.1f} ms (best of {REPEATS})")
+    print(f"  ours (model.kv.paged)  {result.ours_ms:8.1f} ms (best of {REPEATS})")
     print(f"  ratio {result.ratio:.2f}x: {result.verdict} (aim: at least {AIM:g}x)")
     seconds = time_example_b()
     parts = ", ".join(f"{name} {s * 1000:.1f} ms" for name, s in seconds.items())

@@ -39,15 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
-from model import machine
+from model.chip import machine
+from model.chip.geometry import pages_for
+from model.chip.isa import ChipConfig
 from model.compiler.layout import max_context
-from model.geometry import pages_for
-from model.host import StepRecord, decode
-from model.isa import ChipConfig
-from model.paged import PageTable
+from model.host.decode import StepRecord, decode
+from model.kv.paged import PageTable
+from model.kv.step_rule import plan_step, trim_point
+from model.lm.tiny_lm import TinyLM, make_model
 from model.paths import OUT, PLOTS
-from model.step_rule import plan_step, trim_point
-from model.tiny_lm import TinyLM, make_model
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
 from verif.report.figures import save_figure, subplots

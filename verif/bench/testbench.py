@@ -11,7 +11,7 @@ memory and counters in Verilog with no Python at run time. Reported, from one ru
 * per process, one test: the W = 8 decode alone in a simulator process of its own, against
   the replay of its 32 records, as a user waits for each (start-up included);
 * per test in a shared process: the three decodes as three tests (jobs) of one simulator
-  process, as `make test` runs them (verif/env/batching.py), the process's wall time divided
+  process, as `make test` runs them (verif/runs/batching.py), the process's wall time divided
   by its tests, against the replay of all 96 records divided the same way;
 * the share of the environment's decode time spent in Python, by component (timed sections
   that never await), and the part of it that is the host compiling the programs (calibration
@@ -20,7 +20,7 @@ memory and counters in Verilog with no Python at run time. Reported, from one ru
 * the floor per step: the plan's records run through the chip's BFM alone in one cocotb test
   (KitFloorTest: image loaded, chip run, status and outputs read, no pyuvm, no prediction, no
   check but the cycle count), what any cocotb testbench of this chip pays; and the reference
-  machine's one prediction per step (``model.machine.run``, timed here), which the scoreboard
+  machine's one prediction per step (``model.chip.machine.run``, timed here), which the scoreboard
   adds to it (the test plan's ``one_prediction``).
 
 Each time is the fastest of REPEATS runs: other work on the machine only ever adds to a run's
@@ -39,18 +39,18 @@ import argparse
 import time
 from dataclasses import asdict, dataclass
 
-from model import machine
-from model.host import decode
-from model.isa import ChipConfig
+from model.chip import machine
+from model.chip.isa import ChipConfig
+from model.host.decode import decode
+from model.kv.step_rule import context_size
+from model.lm.tiny_lm import make_model
 from model.paths import OUT
-from model.step_rule import context_size
-from model.tiny_lm import make_model
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.env.decode_spec import DecodeSpec
-from verif.env.launch import chip_build, decode_launch, run_launches
-from verif.env.plans import CHAPTER_WINDOWS, chapter_spec
 from verif.report.output import write_json
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.launch import chip_build, decode_launch, run_launches
+from verif.runs.plans import CHAPTER_WINDOWS, chapter_spec
 
 BENCH_DIR = OUT / "bench_tb"
 PLAN = [chapter_spec(window) for window in CHAPTER_WINDOWS]

@@ -1,5 +1,6 @@
 """Functional coverage of the AXI4 port's traffic: ``axi.burst_cg``, sampled by the memory
-interface unit's block test (verif/blocks/mem_if_cocotb.py), which sees every burst on the port.
+interface unit's block test (verif/tests/blocks/mem_if_cocotb.py), which sees every burst on the
+port.
 
 * ``beats``: bursts of 1, 2 .. 15, 16 .. 255 and 256 beats (reads and writes);
 * ``split_at_4k``: a burst that ends on a 4 KB boundary because a stream was cut there;

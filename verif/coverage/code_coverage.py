@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from model.machine import COUNTER_FIELDS
+from model.chip.machine import COUNTER_FIELDS
 from model.paths import RTL_DIR, RUNS_ROOT, relative
 from sim.runner import COVERAGE_FILE
 
@@ -377,7 +377,8 @@ TOGGLE_CLASSES = {
     LOW_BITS: "bits below the lowest bit the signal (or counter field) ever toggled: the value "
               "is always a multiple of 2^k (instruction addresses step by 4 words, tile origins "
               "by ARRAY_N, MATMUL's n*k by the tile)",
-    COUNTER_HIGH: "bits of one of the chip's counters (model.machine.COUNTER_FIELDS; ev_ops per "
+    COUNTER_HIGH: "bits of one of the chip's counters (model.chip.machine.COUNTER_FIELDS; "
+                  "ev_ops per "
                   "opcode) at or above the highest bit it ever toggled: a short test never "
                   "counts to 2^bit (a 32-bit cycle counter would need 4e9 cycles)",
     VALUE_HIGH: "bits of any other signal at or above the highest bit it ever toggled: the value "

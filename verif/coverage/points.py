@@ -15,7 +15,7 @@ Five covergroups (cocotb-coverage trie nodes), each sampled by one subscriber:
 Adding a coverage point is one decorated function here: stack the sampler's registration
 (`on_step`, `on_page_op` or `on_chip_run`) on a CoverPoint or CoverCross whose `xf` reads the
 sample, and name it in the testplan (verif/testplan/testplan.yml). Bins that depend on what the
-tests run (windows, page sizes) come from the plans (verif.env.plans), never written here.
+tests run (windows, page sizes) come from the plans (verif.runs.plans), never written here.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from itertools import pairwise
 
 from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
+from model.chip.isa import ErrorCode, Op
 from model.compiler.gather import GATHER_MODES
-from model.isa import ErrorCode, Op
 from sim.mem_profile import STALL_FIELDS
+from verif.agents.chip.items import StepItem
 from verif.agents.chip.monitor import ChipObservation
+from verif.agents.page_table.items import PageOp, PageOpItem
 from verif.coverage import libyaml
-from verif.env.plans import decode_plans
-from verif.sequences.items import PageOp, PageOpItem, StepItem
+from verif.runs.plans import decode_plans
 
 STEP_POINTS: list[Callable] = []
 PAGE_POINTS: list[Callable] = []
@@ -176,7 +177,7 @@ def cover_context(sample: StepSample) -> None:
 @CoverPoint("decode.step_cg.window", xf=lambda s: s.window, bins=WINDOWS,
             bins_labels=[str(w) if w else "full" for w in WINDOWS])
 def cover_window(sample: StepSample) -> None:
-    """Every window the plans decode with (verif.env.plans), full attention included."""
+    """Every window the plans decode with (verif.runs.plans), full attention included."""
 
 
 @on_step

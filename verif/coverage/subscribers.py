@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pyuvm import uvm_subscriber
 
+from verif.agents.chip.items import ChipRunItem, StepItem
 from verif.agents.chip.monitor import ChipObservation
+from verif.agents.page_table.items import PageOp, PageOpItem
 from verif.coverage import points
-from verif.env.profiling import PROFILE
-from verif.sequences.items import ChipRunItem, PageOp, PageOpItem, StepItem
+from verif.kit.profiling import PROFILE
 
 
 def _sample(registered, sample) -> None:

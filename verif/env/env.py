@@ -1,8 +1,8 @@
 """The env: chip agent, page-table agent, scoreboard and coverage, wired up.
 
-The env reads its one config object (ConfigDB ``cfg``) and hands it down to every component
-below it; the tests set it before the env builds. Every chip run, whatever sequence started
-it (decode or serving steps, bare programs), goes through the same scoreboard.
+The env reads its config (ConfigDB ``cfg``, set by the test) and hands the chip agent's part to
+every component below it. Every chip run, whatever sequence started it (decode or serving
+steps, bare programs), goes through the same scoreboard.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from pyuvm import ConfigDB, uvm_env
 
 from verif.agents.chip.agent import ChipAgent
+from verif.agents.chip.config import CHIP_CFG
 from verif.agents.page_table.agent import PageTableAgent
 from verif.coverage.subscribers import ChipCoverage, PageTableCoverage, StepCoverage
 from verif.env.config import CFG_KEY, EnvConfig
@@ -21,7 +22,7 @@ class ChipEnv(uvm_env):
 
     def build_phase(self) -> None:
         self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
-        ConfigDB().set(self, "*", CFG_KEY, self.cfg)
+        ConfigDB().set(self, "*", CHIP_CFG, self.cfg.chip_agent)
         self.chip_agent = ChipAgent("chip_agent", self)
         self.pt_agent = PageTableAgent("pt_agent", self)
         self.scoreboard = Scoreboard("scoreboard", self)

@@ -8,5 +8,5 @@
     provenance.py the input words an output word of an instruction was made from
 
 The pyuvm testbench (env, agents, scoreboard), the RTL block tests and the replay's report all
-use these, and the reference machine's own `model.machine.counter_differences` for counters.
+use these, and the reference machine's own `model.chip.machine.counter_differences` for counters.
 """

@@ -30,9 +30,9 @@ import numpy as np
 from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
-from model.isa import ChipConfig
-from model.machine import Counters, counter_fields_at
-from model.rtl_defs import AxiChannel, AxiRule, ControllerState
+from model.chip.isa import ChipConfig
+from model.chip.machine import Counters, counter_fields_at
+from model.chip.rtl_defs import AxiChannel, AxiRule, ControllerState
 from sim.mem_profile import MemStalls, check_wait, ideal_view, profile_of
 from sim.runner import CLOCK_NS
 from verif.kit.clock import reset, start_clock
@@ -41,7 +41,7 @@ from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.file_load import FileLoad, backdoor_path
 from verif.kit.memory import Backdoor, UnknownValue, known
 
-COUNTERS_PORT = "counters"  # every counter, packed (hw/ISA.md, "Counters"; model.machine)
+COUNTERS_PORT = "counters"  # every counter, packed (hw/ISA.md, "Counters"; model.chip.machine)
 WATCHDOG_MAX = 2**32 - 1  # watchdog_limit's width
 # chip_harness.v's logs: each entry stamped with the run's cycle, counted with the cycles frozen
 # on memory (bus_cycle) and without (run_cycle), and the controller's pc

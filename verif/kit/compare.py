@@ -3,7 +3,7 @@
 One report for every checker: the scoreboard (named output words, every write), the block
 tests (scratchpad words, and the writes of their harness's write log, first in time) and the
 replay testbench. Counters compare with the reference machine's own
-``model.machine.counter_differences``.
+``model.chip.machine.counter_differences``.
 """
 
 from __future__ import annotations

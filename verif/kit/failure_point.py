@@ -3,7 +3,7 @@
 A checker that finds a difference (the scoreboard, a block test, the watchdog) locates it: the
 unit at fault, the instruction (pc and its listing) when a program ran, the cycle within the
 run or command, and the absolute simulation time, so that the waveform viewer can be opened
-there (verif/env/failure_waves.py). The error it raises carries the point (`LocatedError.point`);
+there (verif/runs/failure_waves.py). The error it raises carries the point (`LocatedError.point`);
 the run folder keeps it (`write_point`: the pyuvm run's recorder, a block test's report).
 Triage reads the unit back (verif/mutation).
 """
@@ -21,7 +21,8 @@ POINT_FILE = "failure_point.json"
 class FailurePoint:
     """The first wrong thing a checker saw, as precisely as it could place it."""
 
-    # the unit at fault: controller, dma, mat, vec, sm (model.isa.UNIT_OF), or the module when a
+    # the unit at fault: controller, dma, mat, vec, sm (model.chip.isa.UNIT_OF), or the module when
+    # a
     # checker knows it (mem_if: the AXI4 port's rules; a block test's block)
     unit: str | None = None
     pc: int | None = None  # the instruction's address, when a program ran

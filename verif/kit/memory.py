@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from model.machine import words
+from model.chip.machine import words
 
 
 class UnknownValue(AssertionError):

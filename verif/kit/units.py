@@ -12,7 +12,7 @@ so their mutants are left out of the share.
 
 from __future__ import annotations
 
-# the units a report names (model.isa.UNIT_OF's, and the controller's own)
+# the units a report names (model.chip.isa.UNIT_OF's, and the controller's own)
 UNITS_OF_MODULE: dict[str, frozenset[str]] = {
     module: frozenset(units) for module, units in {
         "controller": {"controller"},

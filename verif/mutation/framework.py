@@ -7,7 +7,7 @@ line has drifted away fails loudly instead of testing the unbroken code. ``run_m
 check on each broken copy, in parallel, and returns one verdict per mutant.
 
 The catalogues live with their users: the host mutants in verif/mutation/host_mutants.py, the RTL
-mutants of the negative decode tests in verif/mutation/broken_chips.py.
+mutants of the negative decode tests in verif/tests/broken_chips.py.
 """
 
 from __future__ import annotations

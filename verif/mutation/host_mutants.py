@@ -1,7 +1,7 @@
 """The host's mutants: the chapter's 18 one-line breaks of the page table, the window and the
 host, then two of our own that survived a first run (each closed by a new test).
 
-The window and host mutants break the step rule (model/step_rule.py), which the reference host,
+The window and host mutants break the step rule (model/kv/step_rule.py), which the reference host,
 the float reference and the testbench share: the checks that catch them derive the rule
 independently (exact page counts in closed form, a float recomputation over exactly the last W
 tokens). Tried and left out as equivalent: ``if plan.keep_from is not None:`` becoming
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from verif.mutation.framework import Mutant
 
-PAGED, TINY_LM, GEOMETRY = "model/paged.py", "model/tiny_lm.py", "model/geometry.py"
-HOST, RULE = "model/host.py", "model/step_rule.py"
+PAGED, TINY_LM, GEOMETRY = "model/kv/paged.py", "model/lm/tiny_lm.py", "model/chip/geometry.py"
+HOST, RULE = "model/host/decode.py", "model/kv/step_rule.py"
 
 
 def _m(group: str, description: str, path: str, original: str, mutated: str) -> Mutant:

@@ -7,7 +7,7 @@ mutant's text, and the mirror rewrites only files whose bytes changed, so sim.ru
 stamps there stay valid and a mutant run again is not built again. In that tree (where
 ``sim.runner`` finds the broken ``hw/``), the suite's stages run one after another, each a
 subprocess with a wall-clock limit, cheapest first, stopping at the first failure (under
-WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/env/failure_waves.py):
+WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/runs/failure_waves.py):
 
 ``rtl-mutation`` (the default)
     1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
@@ -15,7 +15,7 @@ WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/env/failur
        controller's, ``chip_top`` none), by pytest
     2. ``error-paths``: the error paths (ErrorPathsTest: one bad instruction of each kind)
     3. ``random-programs``: the random programs (RandomProgramsTest), ``PROGRAMS`` of them
-    4. ``decode``: one short decode in the pyuvm environment (verif/env/plans.py's SHORT_PLAN)
+    4. ``decode``: one short decode in the pyuvm environment (verif/runs/plans.py's SHORT_PLAN)
 ``chip-only``
     the same without the block test: what the chip-level environment finds on its own
 ``blocks-only``
@@ -63,12 +63,12 @@ from pathlib import Path
 
 from model.paths import OUT, REPO_ROOT
 from sim.runner import locked
-from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.kit import units
 from verif.kit.compare import first_error
 from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
+from verif.runs.failure_waves import WAVES_ON_FAILURE
 
 MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
 FOLDERS = ("hw", "model", "sim", "verif", "scripts", "conftest.py", "pytest.ini")
@@ -357,8 +357,8 @@ def unbroken_control(workers: int):
 def run_chip_stage(stage: str) -> StageResult:
     """Run one chip-level stage here (the tree's hw/ is the broken one); never raises."""
     from sim.runner import BuildFailed
-    from verif.env.launch import chip_build, run_decode, run_programs
-    from verif.env.plans import SHORT_PLAN
+    from verif.runs.launch import chip_build, run_decode, run_programs
+    from verif.runs.plans import SHORT_PLAN
 
     run_dir = Path.cwd() / "out" / "rtl-mutant" / stage
     started = time.perf_counter()

@@ -41,9 +41,9 @@ from distributed import Client, LocalCluster, as_completed
 
 from model.paths import REPO_ROOT, RUNS_ROOT, RUNS_ROOT_ENV, runs_root
 from sim.lengths import FULL_LENGTH_ENV
-from verif.env.failure_waves import WAVES_ON_FAILURE
 from verif.regress.run_folders import REPORT_FILES, node_runs
 from verif.regress.shards import Node
+from verif.runs.failure_waves import WAVES_ON_FAILURE
 
 # the controller's, given to every task
 ENV_PASSED = ("RANDOM_SEED", "CODE_COVERAGE", "WAVES", WAVES_ON_FAILURE, FULL_LENGTH_ENV,

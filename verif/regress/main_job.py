@@ -65,8 +65,6 @@ from model.paths import REPO_ROOT, relative
 from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
 from sim.mem_profile import PROFILES
 from sim.toolchain import SIMULATORS
-from verif.env.launch import chip_build
-from verif.env.plans import CHAPTER_WINDOWS
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report
 from verif.report import example_a, example_b, exercise_plots, exercises, trained_decodes
@@ -75,6 +73,8 @@ from verif.report import plots as report_plots
 from verif.report import serving as serving_report
 from verif.report import trained as trained_report
 from verif.report.output import write_json
+from verif.runs.launch import chip_build
+from verif.runs.plans import CHAPTER_WINDOWS
 from verif.testplan import plan as testplan
 
 CHAPTER_SUITE = "chapter"

@@ -49,7 +49,6 @@ from sim.lengths import FULL_LENGTH_ENV
 from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
 from verif.coverage.report import merge_files, to_markdown
-from verif.env.run_record import RESULT_FILE, read_result
 from verif.kit.compare import first_error
 from verif.regress.failure_groups import (
     FailedTest,
@@ -73,6 +72,7 @@ from verif.regress.shards import (
     split,
 )
 from verif.regress.suites import FULL_LENGTH_SUITES, SUITES, suite_paths
+from verif.runs.record import RESULT_FILE, read_result
 
 if TYPE_CHECKING:  # only the Dask path imports distributed (and its dependencies)
     from distributed import Client

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from model.paths import RUNS_ROOT
 from sim.runner import COVERAGE_FILE, run_folder_name
-from verif.env.run_record import RESULT_FILE
+from verif.runs.record import RESULT_FILE
 
 FUNCTIONAL_FILE = "coverage.yml"  # a run's functional coverage database
 REPORT_FILES = ("results.xml", RESULT_FILE, FUNCTIONAL_FILE, COVERAGE_FILE)  # what reports read

@@ -11,8 +11,8 @@ or a TEST that matches no decode test, is refused in one line that lists the val
 before anything runs or is written. WAVES=1 makes sim/runner.py build a tracing configuration
 (its own build folder) and write an FST into the run folder; beside it go a GTKWave save file
 (hw/gtkwave/chip.gtkw with the marker at the failure) and a Surfer command file
-(verif/env/failure_waves.py finds the failure's time). A failing simulation test of `make test`
-is run again with waves by itself (verif/env/waves_on_failure.py): an empty TEST prints the
+(verif/runs/failure_waves.py finds the failure's time). A failing simulation test of `make test`
+is run again with waves by itself (verif/runs/waves_on_failure.py): an empty TEST prints the
 commands of the newest such failure.
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from model.paths import REPO_ROOT, RUNS_ROOT
 from sim.toolchain import SIMULATORS
-from verif.env.failure_waves import newest_record, open_at_failure
-from verif.env.launch import CHIP_TOPLEVEL
+from verif.runs.failure_waves import newest_record, open_at_failure
+from verif.runs.launch import CHIP_TOPLEVEL
 
 DECODE_TESTS = "verif/tests/test_decode.py"
 

@@ -1,7 +1,7 @@
 """The chapter's tables, from the decode runs on the RTL: terminal, Markdown and regress.json.
 
 Everything comes from the result files the chapter decodes wrote (out/runs/<sim>/<node>/seed<N>/
-result.json, see verif/env/run_record.py): the tokens, the programs compiled, the pages in use
+result.json, see verif/runs/record.py): the tokens, the programs compiled, the pages in use
 after each step, the five cycle counters the RTL reported and the scoreboard's count of
 differences per step. Nothing here is the reference model's prediction: each run compared those
 already (its scoreboard, and verif/scoreboard/decode_checks.py once per decode), and a failing run
@@ -13,18 +13,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from model.machine import CYCLE_NAMES
+from model.chip.machine import CYCLE_NAMES
 from sim.mem_profile import IDEAL
 from sim.toolchain import SIMULATORS
-from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import (
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     TABLE_STEPS,
     chapter_spec,
     chip_gather_spec,
 )
-from verif.env.run_record import RESULT_FILE, read_result
+from verif.runs.record import RESULT_FILE, read_result
 
 PAGE_STEPS = (1, 8, 16, 32)  # the chapter's "pages in use after step ..." columns
 

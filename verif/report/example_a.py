@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from model.geometry import pages_for
-from model.paged import PageTable
+from model.chip.geometry import pages_for
+from model.kv.paged import PageTable
 from verif.report.output import write_json
 
 WINDOW = 6  # a step attends the new token and the WINDOW - 1 before it

@@ -21,13 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from model.paged import OutOfPages, PageTable
-from model.tiny_lm import VOCAB
-from model.workloads import MAX_LENGTH, N_REQUESTS, sample_lengths, share_prompt
+from model.host.workloads import MAX_LENGTH, N_REQUESTS, sample_lengths, share_prompt
+from model.kv.paged import OutOfPages, PageTable
+from model.lm.tiny_lm import VOCAB
 from verif.report.example_b_part3 import MODEL_SEEDS, STEPS, part3
 from verif.report.output import write_json
 
-# Part 1: the pool (the sampled request lengths are model/workloads.py's).
+# Part 1: the pool (the sampled request lengths are model/host/workloads.py's).
 POOL_ROWS = 8192
 PAGE_SIZES = (1, 4, 16, 64, 256)
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from model.tiny_lm import VOCAB, float_generate, float_logits, random_model
+from model.lm.tiny_lm import VOCAB, float_generate, float_logits, random_model
 from verif.report.output import write_json
 
 MODEL_SEEDS = (1, 2, 3)
@@ -46,7 +46,7 @@ def window_accuracy_rows(
     seeds: tuple[int, ...] = MODEL_SEEDS, windows: tuple[int, ...] = WINDOWS, sinks: int = 0
 ) -> list[WindowAccuracyRow]:
     """The table: one row per window, teacher-forced on the full-context float tokens; with
-    ``sinks`` every window also keeps the first rows (model.step_rule)."""
+    ``sinks`` every window also keeps the first rows (model.kv.step_rule)."""
     agree = dict.fromkeys(windows, 0)
     errors: dict[int, list[np.ndarray]] = {window: [] for window in windows}
     total = 0

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from model.geometry import pages_for
+from model.chip.geometry import pages_for
 from sim.toolchain import SIMULATORS
-from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import (
+from verif.report.example_b_part3 import window_accuracy_rows
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.plans import (
     CHAPTER_STEPS,
     EXERCISE_WINDOW,
     PAGE_SIZES,
@@ -31,8 +32,7 @@ from verif.env.plans import (
     page_size_spec,
     sinks_spec,
 )
-from verif.env.run_record import newest_results
-from verif.report.example_b_part3 import window_accuracy_rows
+from verif.runs.record import newest_results
 
 SINK_WINDOWS = (4, 8, 16)  # example B part 3's windows that can hold the sinks and more
 
@@ -43,7 +43,7 @@ def totals(result: dict) -> list[int]:
 
 def simulators_agree(results: list[dict]) -> bool:
     """Every simulator ran and reported the same counters and output words at every step they
-    both ran (Icarus runs the exercises' decodes for fewer steps, verif.env.plans)."""
+    both ran (Icarus runs the exercises' decodes for fewer steps, verif.runs.plans)."""
     runs = [[(s["counters"], s.get("outputs")) for s in r["steps"]] for r in results]
     common = min(len(run) for run in runs)
     return len(runs) == len(SIMULATORS) and all(run[:common] == runs[0][:common]

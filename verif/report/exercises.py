@@ -4,8 +4,8 @@
   decode tests; verif/report/exercise_decodes.py reads their tables from the runs' result files.
 
 * Exercise 2, admission: example B's pool (8,192 rows in pages of 16, part 1's main page
-  size) and its 400 sampled lengths, all queued at step 0; each rule of model/admission.py
-  runs the queue to the end in model/admission_sim.py, which documents the step rule
+  size) and its 400 sampled lengths, all queued at step 0; each rule of model/kv/admission.py
+  runs the queue to the end in model/kv/admission_sim.py, which documents the step rule
   (grow a row per step, preempt the latest admitted on OutOfPages, recompute on readmission).
 * Exercise 4, prefix alignment: example B part 2's six (prompt, page size) pairs with the
   prompt padded to a page boundary before the forks (``PageTable.pad_to_page``), against
@@ -28,9 +28,9 @@ from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from model.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
-from model.admission_sim import simulate
-from model.workloads import N_REQUESTS, sample_lengths, share_prompt
+from model.host.workloads import N_REQUESTS, sample_lengths, share_prompt
+from model.kv.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
+from model.kv.admission_sim import simulate
 from verif.report.example_b import (
     OWN_ROWS,
     POOL_ROWS,

@@ -21,15 +21,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from model.compiler.gather import GATHER_MODES
-from model.host import decode
+from model.host.decode import decode
+from model.lm.tiny_lm import make_model
 from model.paths import OUT
-from model.tiny_lm import make_model
-from verif.env.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
-from verif.env.run_record import RESULT_FILE
 from verif.report.chapter import collect_chip_gather_runs, collect_runs, markdown_table
 from verif.report.chapter import label as window_label
 from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
+from verif.runs.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
+from verif.runs.record import RESULT_FILE
 
 
 @dataclass

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from model.host import decode
-from model.machine import CYCLE_NAMES
-from model.tiny_lm import structured_model
-from verif.env.plans import CHAPTER_STEPS as STEPS
-from verif.env.plans import CHAPTER_WINDOWS as WINDOWS
-from verif.env.plans import TABLE_STEPS, chapter_spec
+from model.chip.machine import CYCLE_NAMES
+from model.host.decode import decode
+from model.lm.tiny_lm import structured_model
 from verif.report.output import write_json
+from verif.runs.plans import CHAPTER_STEPS as STEPS
+from verif.runs.plans import CHAPTER_WINDOWS as WINDOWS
+from verif.runs.plans import TABLE_STEPS, chapter_spec
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts
 
 PAGE_SIZE = chapter_spec(None).page_size

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from model.compiler.gather import GATHER_MODES
+from model.host.throughput import batching_ceiling
 from model.paths import PLOTS
-from model.throughput import batching_ceiling
 from sim.toolchain import SIMULATORS
-from verif.env.plans import SERVING_BATCHES, serving_spec
-from verif.env.run_record import newest_results
 from verif.report.figures import save_figure, subplots
 from verif.report.output import write_json
+from verif.runs.plans import SERVING_BATCHES, serving_spec
+from verif.runs.record import newest_results
 
 SWEEP_SIM = "verilator"  # the sweep's simulator: B = 8 also runs on Icarus (the same numbers)
 COLUMNS = (("gather", "gather"), ("B", "batch"), ("tokens", "tokens_generated"),

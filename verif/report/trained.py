@@ -1,12 +1,12 @@
 """Issue 23's report: the window measured on a trained model, beside a random one.
 
-Computes model.trained_report's tables (about a minute and a half on one core: the chip's
+Computes verif.report.trained_report's tables (about a minute and a half on one core: the chip's
 integers are most of it), or reads them from build/trained_report/: each computation is kept
 there under a digest of everything it depends on (the weights file's bytes, the pydoc text, the
-report's parameters, model/'s sources and numpy's version; verif.env.disk_cache), so `make
+report's parameters, model/'s sources and numpy's version; verif.runs.disk_cache), so `make
 run` computes them once per machine and change. Prints them as markdown and writes
 
-* ``out/trained.json``: every table, as model.trained_report returns it;
+* ``out/trained.json``: every table, as verif.report.trained_report returns it;
 * ``out/trained.md``: the markdown printed;
 * ``out/plots/trained_window.png``: the chapter's Figure 15.6 redrawn for both models,
   agreement with full attention against the window, one line per sink count (float solid,
@@ -30,10 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from model.corpus import raw_text
+from model.lm.corpus import raw_text
+from model.lm.tiny_lm import TRAINED_WEIGHTS
+from model.lm.window_quality import SINK_COUNTS
 from model.paths import BUILD_ROOT, OUT, PLOTS, relative
-from model.tiny_lm import TRAINED_WEIGHTS
-from model.trained_report import (
+from verif.report.figures import save_figure, subplots
+from verif.report.output import write_json
+from verif.report.trained_report import (
     CHIP_SEQUENCES,
     FLOAT_SEQUENCES,
     RANDOM_SEED,
@@ -41,10 +44,7 @@ from model.trained_report import (
     markdown,
     trained_report,
 )
-from model.window_quality import SINK_COUNTS
-from verif.env.disk_cache import load_json, model_code_digest, store_json
-from verif.report.figures import save_figure, subplots
-from verif.report.output import write_json
+from verif.runs.disk_cache import load_json, model_code_digest, store_json
 
 TRAINED_CACHE = BUILD_ROOT / "trained_report"
 FULL = {"float_sequences": FLOAT_SEQUENCES, "chip_sequences": CHIP_SEQUENCES,
@@ -60,8 +60,8 @@ PLOT = PLOTS / "trained_window.png"
 class ReportInputs:
     """What the report is a function of, besides its parameters."""
 
-    weights: bytes  # the weights file (model/data/trained_lm.npz)
-    text: str  # the pydoc topics, before model.corpus maps them onto tokens
+    weights: bytes  # the weights file (model/lm/data/trained_lm.npz)
+    text: str  # the pydoc topics, before model.lm.corpus maps them onto tokens
     code: bytes  # a digest of model/'s sources, which compute every number
     numpy: str = np.__version__  # its floats
 

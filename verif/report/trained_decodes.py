@@ -1,7 +1,7 @@
 """The trained model's decodes on the RTL (verif/tests/test_trained_decode.py), as a table.
 
 Reads the run folders of a session, keeps the runs whose decodes are the trained model's, and
-compares each decode with the reference host's integer decode (verif.env.decode_spec
+compares each decode with the reference host's integer decode (verif.runs.decode_spec
 .reference_decode) and with the float model: the greedy decodes by their tokens, the forced
 ones by each step's decision (the chip's ARGMAX). The pytest tests assert the same equalities;
 this is the table that shows them, with the text and the cycles per step.
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from model.corpus import load_corpus
-from model.host import Decode
-from model.tiny_lm import float_generate, make_model
-from model.window_quality import Setting, float_reader
-from verif.env.decode_spec import DecodeSpec, reference_decode
-from verif.env.run_record import RESULT_FILE, read_result
+from model.host.decode import Decode
+from model.lm.corpus import load_corpus
+from model.lm.tiny_lm import float_generate, make_model
+from model.lm.window_quality import Setting, float_reader
 from verif.report.chapter import markdown_table
+from verif.runs.decode_spec import DecodeSpec, reference_decode
+from verif.runs.record import RESULT_FILE, read_result
 
 HEADER = ["simulator", "gather", "decode", "steps", "run", "= integer reference",
           "= float model", "text (greedy: generated; forced: read / predicted)",

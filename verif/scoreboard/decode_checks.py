@@ -4,7 +4,7 @@ The scoreboard compares every chip run with its prediction. These check the deco
 once per test (the decode test's check_phase), against closed forms derived independently of
 the step rule they check: the structured model follows f(t) = (5t + 3) mod 16 under every
 window; a teacher-forced decode used its forced tokens; the pages in use after every step are
-the chapter's exact count (model.step_rule.pages_held); one program was compiled per context
+the chapter's exact count (model.kv.step_rule.pages_held); one program was compiled per context
 that occurred; and the cycles per step grow with the context until the window fills, then stay
 flat. Pure functions: the unit tests feed them hand-made decodes.
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from model.step_rule import pages_held, programs_needed
-from model.tiny_lm import rule_tokens
-from verif.env.decode_spec import DecodeSpec
+from model.kv.step_rule import pages_held, programs_needed
+from model.lm.tiny_lm import rule_tokens
+from verif.runs.decode_spec import DecodeSpec
 
 
 @dataclass

@@ -3,7 +3,7 @@
 The scoreboard's first difference says what is wrong at the end of a run (a logits word, a
 counter). The cause is usually earlier: a MATMUL wrote a wrong scratchpad word that a SOFTMAX
 read and a STORE copied out. So, for a run that failed, the reference machine runs the item
-again with its trace on (model.machine's `Executed`: each instruction's cycles and the words it
+again with its trace on (model.chip.machine's `Executed`: each instruction's cycles and the words it
 wrote), and the harness's logs are read (chip_harness.v: every scratchpad and external write with
 the pc and cycle it happened in, and the first cycle of each instruction's FETCH and CHECK). In
 program order, the first instruction that
@@ -18,7 +18,7 @@ program order, the first instruction that
 is the point: its pc and listing, its unit, the cycle (the run's, frozen cycles left out, as the
 reference machine counts) and the simulation time. With every instruction right, a wrong error
 code or counter is the controller's (it checks the instructions and keeps the counters); an
-event counter's reporting units (model.machine.EVENTS_FROM) are named as the other suspects.
+event counter's reporting units (model.chip.machine.EVENTS_FROM) are named as the other suspects.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from model import machine
-from model.isa import ChipConfig, ErrorCode
-from model.machine import EVENTS_FROM, Counters, Executed, differing_counters
+from model.chip import machine
+from model.chip.isa import ChipConfig, ErrorCode
+from model.chip.machine import EVENTS_FROM, Counters, Executed, differing_counters
 from verif.agents.chip.write_monitor import MemWrite
 from verif.kit.failure_point import FailurePoint
 
@@ -169,7 +169,7 @@ def _wrong_cycles(executed: Executed, index: int, fetches: list[Phase], checks: 
     got_fetch = check.run_cycle - fetch.run_cycle
     if got_fetch != want_fetch:
         return ("controller", check.run_cycle, check.bus_cycle,
-                f"FETCH took {got_fetch} cycles, the formula (model.isa.fetch_cycles) "
+                f"FETCH took {got_fetch} cycles, the formula (model.chip.isa.fetch_cycles) "
                 f"gives {want_fetch}")
     if index + 1 < len(fetches):
         following = fetches[index + 1]
@@ -177,7 +177,7 @@ def _wrong_cycles(executed: Executed, index: int, fetches: list[Phase], checks: 
         want_exec = executed.end - executed.exec_start
         if got_exec != want_exec:
             return (executed.unit, following.run_cycle, following.bus_cycle,
-                    f"EXEC took {got_exec} cycles, the formula (model.isa.exec_cycles) gives "
+                    f"EXEC took {got_exec} cycles, the formula (model.chip.isa.exec_cycles) gives "
                     f"{want_exec}")
     return None
 

@@ -5,7 +5,7 @@ chip writes on its memory port; the monitor publishes what the chip reported aft
 observation's `write` pairs it with the oldest unpaired item and with every write received
 since the previous run ended (a run writes only between its start and its done, at least a
 cycle before done rises, so all of its writes have arrived and none of the next run's can
-have), runs the item's memory image through model.machine (the only prediction of that run)
+have), runs the item's memory image through model.chip.machine (the only prediction of that run)
 and compares at once, in the monitor's own call: the error code and pc, every word the chip
 wrote and the reference machine wrote (the same set of addresses, each with the same final
 value: a stray write anywhere in memory is named by its address), in a step the output
@@ -24,14 +24,13 @@ from __future__ import annotations
 import numpy as np
 from pyuvm import ConfigDB, uvm_subscriber, uvm_tlm_analysis_fifo
 
-from model import machine
+from model.chip import machine
+from model.chip.machine import counter_differences
 from model.compiler.layout import Layout
-from model.machine import counter_differences
+from verif.agents.chip.config import CHIP_CFG, ChipAgentConfig
+from verif.agents.chip.items import ChipRunItem, StepItem
 from verif.agents.chip.monitor import ChipObservation
 from verif.agents.chip.write_monitor import MemWrite, final_values, logged_write, unknown_write
-from verif.env.config import CFG_KEY, EnvConfig
-from verif.env.profiling import PROFILE
-from verif.env.run_record import CheckedStep
 from verif.kit.bfm import PHASE_ENTRY
 from verif.kit.compare import (
     FIRST_DIFFERENCE,
@@ -40,8 +39,9 @@ from verif.kit.compare import (
 )
 from verif.kit.failure_point import FailurePoint, LocatedError
 from verif.kit.memory import UnknownValue
+from verif.kit.profiling import PROFILE
+from verif.runs.record import CheckedStep
 from verif.scoreboard.locate import ChipLogs, Located, Phase, locate
-from verif.sequences.items import ChipRunItem, StepItem
 
 
 class ScoreboardMismatch(LocatedError):
@@ -70,7 +70,7 @@ class Scoreboard(uvm_subscriber):
     """Subscribes to the monitor; items and writes queue up until their run ends."""
 
     def build_phase(self) -> None:
-        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
         self.items = uvm_tlm_analysis_fifo("items", self)
         self.item_export = self.items.analysis_export
         self.writes = uvm_tlm_analysis_fifo("writes", self)
@@ -80,7 +80,7 @@ class Scoreboard(uvm_subscriber):
     def write(self, observation: ChipObservation) -> None:
         """One chip run ended: compare it with its item's prediction now."""
         ok, item = self.items.try_get()
-        assert ok, f"scoreboard: the chip ran with no item driven\n{self.cfg.where()}"
+        assert ok, f"scoreboard: the chip ran with no item driven\n{self.cfg.recorder.where()}"
         self.check(item, observation, self.run_writes())
 
     def run_writes(self) -> list[MemWrite]:
@@ -95,14 +95,14 @@ class Scoreboard(uvm_subscriber):
     def check_phase(self) -> None:
         assert self.items.used() == 0, (
             f"scoreboard: {self.items.used()} runs were driven but never ended\n"
-            + self.cfg.where())
+            + self.cfg.recorder.where())
         ok, stray = self.writes.try_peek()
         assert not ok, (
             f"scoreboard: the chip wrote {self.writes.used()} words after its last run ended,"
-            f" the first: {stray}\n" + self.cfg.where())
+            f" the first: {stray}\n" + self.cfg.recorder.where())
         assert self.runs_checked > 0, (
             "scoreboard: no chip run was compared: the test checked nothing\n"
-            + self.cfg.where())
+            + self.cfg.recorder.where())
 
     def check(self, item: ChipRunItem, observation: ChipObservation,
               writes: list[MemWrite]) -> None:
@@ -111,7 +111,7 @@ class Scoreboard(uvm_subscriber):
             self.record(item, observation, mismatches=1)
             image = self.cfg.recorder.keep_image(item.image())
             raise UnknownValue(f"{item.where()}: {unknown}\n  the run's memory image, to replay "
-                               f"it: {image}\n{self.cfg.where()}")
+                               f"it: {image}\n{self.cfg.recorder.where()}")
         with PROFILE.section("scoreboard"):
             problems = self.differences(item, observation, writes)
         self.record(item, observation, mismatches=len(problems))
@@ -189,7 +189,7 @@ class Scoreboard(uvm_subscriber):
         lines += [f"  located: {line}" for line in located.lines]
         if item.listing():
             lines += ["  program:", item.listing()]
-        return "\n".join(lines) + "\n" + self.cfg.where()
+        return "\n".join(lines) + "\n" + self.cfg.recorder.where()
 
     def record(self, item: ChipRunItem, observation: ChipObservation, mismatches: int) -> None:
         """Keep the step for the result file; a differing step keeps its count of

@@ -1,6 +1,6 @@
 """DecodeSeq: one request decoded on the chip, step by step, its KV cache paged.
 
-Each step goes through the step interface every host shares (model.host): the page-table
+Each step goes through the step interface every host shares (model.host.decode): the page-table
 agent's host prepares the step (the step rule's plan; in host gather its rows gathered into
 the chip's kc/vc memory, in chip gather its block table written, the new row's slot taken),
 the chip runs the step's program, and the host finishes it with the chip's results (the new
@@ -21,10 +21,11 @@ from dataclasses import asdict
 import numpy as np
 from pyuvm import uvm_sequence, uvm_sequencer
 
-from model.isa import ErrorCode, Op, program_cycles
-from verif.env.decode_spec import DecodeSpec
-from verif.env.run_record import DecodeResult
-from verif.sequences.items import ChipResponse, PageOp, PageOpItem, PageOpResult, StepItem
+from model.chip.isa import ErrorCode, Op, program_cycles
+from verif.agents.chip.items import ChipResponse, StepItem
+from verif.agents.page_table.items import PageOp, PageOpItem, PageOpResult
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.record import DecodeResult
 from verif.sequences.send import send
 
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from pyuvm import uvm_sequence, uvm_sequencer
 
-from model.tiny_lm import VOCAB
-from verif.env.decode_spec import DecodeSpec
+from model.lm.tiny_lm import VOCAB
+from verif.runs.decode_spec import DecodeSpec
 from verif.sequences.decode_seq import DecodeSeq
 
 

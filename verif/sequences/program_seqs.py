@@ -24,9 +24,9 @@ import random
 import numpy as np
 from pyuvm import uvm_sequence, uvm_sequencer
 
-from model import isa, randprog
-from model.isa import ChipConfig
-from verif.sequences.items import ProgramItem
+from model.chip import isa, randprog
+from model.chip.isa import ChipConfig
+from verif.agents.chip.items import ProgramItem
 from verif.sequences.send import send
 
 

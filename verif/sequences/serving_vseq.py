@@ -1,6 +1,6 @@
 """ServingVseq: many requests served with continuous batching on one chip over one pool.
 
-The page-table agent's scheduler (model.serving) decides everything a server decides: arrivals,
+The page-table agent's scheduler (model.host.serving) decides everything a server decides: arrivals,
 admission, preemption, prefix-cache hits, which requests run this step. The virtual sequence
 only moves each step through the two agents, the step interface of every host:
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from pyuvm import uvm_sequence, uvm_sequencer
 
-from model.throughput import attention_cycles
-from verif.agents.page_table.driver import SERVING
-from verif.env.serving_spec import ServingSpec
-from verif.sequences.items import ChipResponse, PageOp, PageOpItem, PageOpResult, StepItem
+from model.host.throughput import attention_cycles
+from verif.agents.chip.items import ChipResponse, StepItem
+from verif.agents.page_table.items import SERVING, PageOp, PageOpItem, PageOpResult
+from verif.runs.serving_spec import ServingSpec
 from verif.sequences.send import send
 
 

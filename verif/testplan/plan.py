@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from model.isa import ErrorCode, Op
-from model.machine import CYCLE_NAMES, Counters
+from model.chip.isa import ErrorCode, Op
+from model.chip.machine import CYCLE_NAMES, Counters
 from model.paths import REPO_ROOT
 
 PLAN_FILE = Path(__file__).with_name("testplan.yml")

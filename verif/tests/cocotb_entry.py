@@ -21,11 +21,11 @@ from types import ModuleType
 import cocotb
 from pyuvm import uvm_root
 
-from model import machine
+from model.chip import machine
 from sim.runner import JOBS_ENV, Job, read_jobs
 from verif.coverage import points as coverage
-from verif.env.profiling import PROFILE, cprofile_from_environment
-from verif.env.run_record import RunRecorder
+from verif.kit.profiling import PROFILE, cprofile_from_environment
+from verif.runs.record import RunRecorder
 
 RUNNABLE: dict[str, tuple[type, bool]] = {}  # uvm_test classes by name, and expect_fail
 
@@ -77,7 +77,7 @@ class ReferenceRuns:
     """Counts the reference machine's runs in this simulation (its result file reports them).
 
     The scoreboard predicts each chip run once; nothing else in the testbench runs the
-    machine. Counting every call of model.machine.run, wherever it comes from, lets a test
+    machine. Counting every call of model.chip.machine.run, wherever it comes from, lets a test
     check that claim instead of trusting it.
     """
 

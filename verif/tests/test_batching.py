@@ -1,4 +1,4 @@
-"""Many tests in one simulator process (verif/env/batching.py, verif.env.launch.run_launches).
+"""Many tests in one simulator process (verif/runs/batching.py, verif.runs.launch.run_launches).
 
 The groups: a simulation test's scope is its file and simulator, so the tests of one file on one
 simulator share a process and nothing else does. A crash: when a job ends the process, the jobs
@@ -14,9 +14,9 @@ import pytest
 
 from sim.runner import JOBS_FILE
 from sim.toolchain import SIMULATORS
-from verif.env.batching import scope_of
-from verif.env.launch import chip_build, decode_launch, launch, run_launches
-from verif.env.plans import SHORT_PLAN
+from verif.runs.batching import scope_of
+from verif.runs.launch import chip_build, decode_launch, launch, run_launches
+from verif.runs.plans import SHORT_PLAN
 
 DECODES = "verif/tests/test_decode.py"
 

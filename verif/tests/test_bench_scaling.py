@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from model.chip.isa import ChipConfig
 from model.compiler.layout import max_context
-from model.isa import ChipConfig
-from model.tiny_lm import make_model
+from model.lm.tiny_lm import make_model
 from verif.bench.scaling import (
     Cost,
     context_cases,

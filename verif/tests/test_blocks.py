@@ -4,35 +4,37 @@ Each block is one simulation per simulator with many vectors, constrained-random
 (the `seed` argument, conftest.py: RANDOM_SEED, else DEFAULT_SEED below), which every failure
 message names together with the failing vector.
 
-- systolic_array, requant, exp_lut, divu, dma (`verif/blocks/datapath_cocotb.py`): checked
+- systolic_array, requant, exp_lut, divu, dma (`verif/tests/blocks/datapath_cocotb.py`): checked
   against an independent Python computation of hw/ISA.md's definitions. `pe` has no test of its
   own: the systolic array is a grid of them, and its test checks every one's products and
   accumulation. Nor has `tile_buffer`: the matrix unit's test fills its 2 * ARRAY_N buffers
   through every write pattern (whole and partial wide reads, a word per buffer) and checks what
   they feed the array, every result and cycle.
-- sram, rowmem (`verif/blocks/sram_cocotb.py`, `rowmem_cocotb.py`): against a Python memory
+- sram, rowmem (`verif/tests/blocks/sram_cocotb.py`, `rowmem_cocotb.py`): against a Python memory
   with the port behaviour their headers document (they hold words; `model/` has no arithmetic
   for them).
 - matrix_unit, vector_unit, softmax_unit (`verif/blocks/<unit>_cocotb.py`, each wired to an SRAM by
-  `hw/tb/<unit>_harness.v`): against the reference machine (`model.machine`) running the same
-  instruction on the same scratchpad, and cycle-exact against `model.isa.exec_cycles`.
-- pdma, the paged DMA (`verif/blocks/pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, mem_if,
+  `hw/tb/<unit>_harness.v`): against the reference machine (`model.chip.machine`) running the same
+  instruction on the same scratchpad, and cycle-exact against `model.chip.isa.exec_cycles`.
+- pdma, the paged DMA (`verif/tests/blocks/pdma_cocotb.py`, `hw/tb/pdma_harness.v`: pdma, mem_if,
   axi_ram, sram; paged_geometry and rowmem inside): the same, on both memories, BAD_PAGE included.
-- mem_if, the memory interface unit (`verif/blocks/mem_if_cocotb.py`, `hw/tb/mem_if_harness.v`):
+- mem_if, the memory interface unit (`verif/tests/blocks/mem_if_cocotb.py`,
+`hw/tb/mem_if_harness.v`):
   against cocotbext-axi's AxiRam with a pause generator on every channel, the protocol checker
   on the port; hw/ISA.md's schedule in advancing cycles, exactly.
-- axi_checker, the protocol checker (`verif/blocks/axi_checker_cocotb.py`,
+- axi_checker, the protocol checker (`verif/tests/blocks/axi_checker_cocotb.py`,
   `hw/tb/axi_checker_harness.v`): negative tests, a deliberately broken port per rule
   (`hw/tb/axi_bad_manager.v`), each named with its exact cycle, channel and rule.
-- controller (`verif/blocks/controller_cocotb.py`): through the whole chip, targeted programs (each
-  opcode, each error code) against `model.machine.run`: memory, status and every counter.
+- controller (`verif/tests/blocks/controller_cocotb.py`): through the whole chip, targeted programs
+(each
+  opcode, each error code) against `model.chip.machine.run`: memory, status and every counter.
 
 The smoke test runs one hand-assembled program through `chip_harness`
-(`verif/blocks/smoke_cocotb.py`); it shares the controller test's chip build.
+(`verif/tests/blocks/smoke_cocotb.py`); it shares the controller test's chip build.
 
 A failure names the first wrong word with the unit, the cycle it was written in (each harness
 logs its writes: hw/tb/write_log.v) and its inputs, and leaves that point in the run folder
-(verif/blocks/command.py). The negative test breaks the vector unit in a known element and
+(verif/tests/blocks/command.py). The negative test breaks the vector unit in a known element and
 checks that the point is exactly there.
 """
 
@@ -44,9 +46,9 @@ from pathlib import Path
 
 import pytest
 
-from model.arith import sat8
-from model.isa import DIV_W, QUO_W, ChipConfig, exec_cycles
-from model.machine import int8_of
+from model.chip.arith import sat8
+from model.chip.isa import DIV_W, QUO_W, ChipConfig, exec_cycles
+from model.chip.machine import int8_of
 from model.paths import RTL_DIR, TB_DIR
 from sim.runner import (
     CLOCK_NS,
@@ -58,14 +60,14 @@ from sim.runner import (
     run_test,
 )
 from sim.toolchain import SIMULATORS
-from verif.blocks.command import DONE_MARGIN
-from verif.blocks.vector_unit_cocotb import KNOWN_VADD, known_operands
 from verif.kit.failure_point import POINT_FILE, FailurePoint, read_point, write_point
 from verif.kit.units import unit_of_module
-from verif.mutation.broken_chips import RTL_MUTANTS, VADD_FAULT_ELEMENT, make_broken_block
+from verif.tests.blocks.command import DONE_MARGIN
+from verif.tests.blocks.vector_unit_cocotb import KNOWN_VADD, known_operands
+from verif.tests.broken_chips import RTL_MUTANTS, VADD_FAULT_ELEMENT, make_broken_block
 
-BLOCKS_MODULE = "verif.blocks.datapath_cocotb"
-SMOKE_MODULE = "verif.blocks.smoke_cocotb"
+BLOCKS_MODULE = "verif.tests.blocks.datapath_cocotb"
+SMOKE_MODULE = "verif.tests.blocks.smoke_cocotb"
 DEFAULT_SEED = 20240601
 
 
@@ -101,35 +103,36 @@ BLOCKS = {
             BLOCKS_MODULE, "dma_moves_words_in_the_documented_cycles"),
     "matrix_unit": ("matrix_unit_harness", [*MATRIX_RTL, *WRITE_LOG, harness("matrix_unit")],
                     {"ARRAY_N": 4, "K_MAX": 64, "SRAM_WORDS": 4096},
-                    "verif.blocks.matrix_unit_cocotb",
+                    "verif.tests.blocks.matrix_unit_cocotb",
                     "matrix_unit_matches_the_reference_machine"),
     "softmax_unit": ("softmax_unit_harness", [*SOFTMAX_RTL, *WRITE_LOG, harness("softmax_unit")],
-                     {"SRAM_WORDS": 4096, "SM_MAX": 256}, "verif.blocks.softmax_unit_cocotb",
+                     {"SRAM_WORDS": 4096, "SM_MAX": 256}, "verif.tests.blocks.softmax_unit_cocotb",
                      "softmax_unit_matches_the_reference_machine"),
-    "sram": ("sram", rtl("sram"), {"SRAM_WORDS": 4096, "LANES": 4}, "verif.blocks.sram_cocotb",
+    "sram": ("sram", rtl("sram"), {"SRAM_WORDS": 4096, "LANES": 4},
+             "verif.tests.blocks.sram_cocotb",
              "sram_reads_first_and_keeps_every_word"),
     "rowmem": ("rowmem", rtl("rowmem"), {"WIDTH": 16, "DEPTH": 256},
-               "verif.blocks.rowmem_cocotb",
+               "verif.tests.blocks.rowmem_cocotb",
                "rowmem_reads_combinationally_and_writes_on_the_edge"),
     "vector_unit": ("vector_unit_harness", [*rtl("vector_unit", "sram"), *WRITE_LOG,
                                             harness("vector_unit")],
-                    {"SRAM_WORDS": 4096}, "verif.blocks.vector_unit_cocotb",
+                    {"SRAM_WORDS": 4096}, "verif.tests.blocks.vector_unit_cocotb",
                     "vector_unit_matches_the_reference_machine"),
     "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram", "mem_if"),
                               *MEMORY_TB, *WRITE_LOG, harness("pdma")],
              {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
-             "verif.blocks.pdma_cocotb", "pdma_matches_the_reference_machine"),
+             "verif.tests.blocks.pdma_cocotb", "pdma_matches_the_reference_machine"),
     # READS_MAX = 4, the least EXT_LAT = 2 allows: the stimulus reaches the limit
     "mem_if": ("mem_if_harness", [*rtl("mem_if"), TB_DIR / "axi_checker.v", harness("mem_if")],
-               {"EXT_LAT": 2, "READS_MAX": 4}, "verif.blocks.mem_if_cocotb",
+               {"EXT_LAT": 2, "READS_MAX": 4}, "verif.tests.blocks.mem_if_cocotb",
                "mem_if_keeps_the_ideal_schedule_on_a_pausing_axi_ram"),
     # no RTL module: the header names hw/rtl as an include folder (sim.runner.include_dirs)
     "axi_checker": ("axi_checker_harness", [RTL_DIR / "chip_defs.vh", TB_DIR / "axi_checker.v",
                                             TB_DIR / "axi_bad_manager.v",
                                             harness("axi_checker")], {},
-                    "verif.blocks.axi_checker_cocotb", "axi_checker_names_each_broken_rule"),
+                    "verif.tests.blocks.axi_checker_cocotb", "axi_checker_names_each_broken_rule"),
     "controller": ("chip_harness", CHIP_SOURCES, CHIP_CONFIG.verilog_parameters(),
-                   "verif.blocks.controller_cocotb",
+                   "verif.tests.blocks.controller_cocotb",
                    "controller_runs_each_opcode_and_stops_on_each_error"),
 }
 

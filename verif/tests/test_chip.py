@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from model import machine
-from model.isa import ChipConfig, ErrorCode
+from model.chip import machine
+from model.chip.isa import ChipConfig, ErrorCode
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.env.batching import programs_job
-from verif.env.plans import SHORT_PROGRAMS, error_addresses_on
+from verif.runs.batching import programs_job
+from verif.runs.plans import SHORT_PROGRAMS, error_addresses_on
 from verif.sequences.program_seqs import ERROR_CASES, error_image, error_programs
 
 PROGRAMS_PER_SIMULATOR = 200

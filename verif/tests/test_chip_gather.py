@@ -6,7 +6,8 @@ block-table words (verif/agents/page_table/pools.py). Inside the simulation, as 
 scoreboard compares every run (outputs, every memory write, every counter) with the reference
 machine, the page-table agent checks pool conservation after every step, and check_phase the
 decode's closed forms (tokens, pages, programs, flat cycles). Here, against host gather on the
-reference machine (model.host.decode): the same tokens, pages after every step, programs and new
+reference machine (model.host.decode.decode): the same tokens, pages after every step, programs and
+new
 K and V rows. Then a fork whose copy-on-write the chip makes, and a block table naming a page
 outside the pool, which must stop the chip with BAD_PAGE having written nothing.
 """
@@ -18,14 +19,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from model.host import PagedHost, decode, paged_cache
-from model.isa import Op
-from model.tiny_lm import make_model
+from model.chip.isa import Op
+from model.host.decode import PagedHost, decode, paged_cache
+from model.lm.tiny_lm import make_model
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.env.batching import decode_job
-from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import (
+from verif.runs.batching import decode_job
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.plans import (
     BAD_PAGE_PLAN,
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,

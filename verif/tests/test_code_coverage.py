@@ -23,7 +23,7 @@ from verif.coverage.code_coverage import (
     main,
     summarize,
 )
-from verif.env.launch import chip_build, chip_sources, run_programs
+from verif.runs.launch import chip_build, chip_sources, run_programs
 
 RTL_FILE = str(RTL_DIR / "widget.v")
 

@@ -3,7 +3,7 @@
 Each (simulator, window) pair is its own pytest test, with its own run folder
 (out/runs/<sim>/<node>/seed<seed>: result.json, the coverage database; the first test of a
 simulator process also sim.log and, with WAVES=1, the waveform): the tests of one file and
-simulator share one simulator process (verif/env/batching.py). On Icarus `make test` runs the
+simulator share one simulator process (verif/runs/batching.py). On Icarus `make test` runs the
 decodes for 12 steps instead of 32 and the random models for half their steps (sim.lengths:
 FULL_LENGTH=1, as SUITE=full sets, runs them all at full length; `make run` the chapter's decodes).
 The checks run inside the simulation, once each: the scoreboard compares every step with its one
@@ -22,16 +22,17 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from model import arith, isa, machine
-from model.isa import WORDS_PER_INSTR, ChipConfig
-from model.step_rule import pages_held
+from model.chip import arith, isa, machine
+from model.chip.isa import WORDS_PER_INSTR, ChipConfig
+from model.kv.step_rule import pages_held
 from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
-from verif.env.batching import decode_job
-from verif.env.config import DEFAULT_WATCHDOG_MARGIN
-from verif.env.decode_spec import DecodeSpec, reference_decode
-from verif.env.launch import chip_build, run_decode
-from verif.env.plans import (
+from verif.agents.chip.config import DEFAULT_WATCHDOG_MARGIN
+from verif.kit.failure_point import read_point
+from verif.runs.batching import decode_job
+from verif.runs.decode_spec import DecodeSpec, reference_decode
+from verif.runs.launch import chip_build, run_decode
+from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     FORK_PLAN,
@@ -47,9 +48,8 @@ from verif.env.plans import (
     short_plan,
     sinks_spec,
 )
-from verif.env.run_record import FAILING_IMAGE
-from verif.kit.failure_point import read_point
-from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+from verif.runs.record import FAILING_IMAGE
+from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 
 def steps_on(sim: str, flow: str = "") -> int:
@@ -79,7 +79,7 @@ def print_timing(sim: str, what: str, result: dict) -> None:
 def test_chapter_decode(sim, window, seed, sim_run):
     """The structured model (32 steps; 12 on Icarus in make test): the rule holds, every step
     matches, cycles go flat, and the chapter's table (tokens, pages after each step, cycles per
-    step) is the reference host's on the reference machine (model.host.decode), step for
+    step) is the reference host's on the reference machine (model.host.decode.decode), step for
     step."""
     spec = chapter_spec(window, steps_on(sim, CHAPTER_FLOW))
     result = sim_run.raise_if_failed()

@@ -7,16 +7,15 @@ import time
 
 import pytest
 
+from model.chip.isa import ChipConfig
 from model.compiler.layout import BATCH_MAX, Layout
 from model.compiler.quantize import calibrate
-from model.host import decode
-from model.isa import ChipConfig
-from model.tiny_lm import make_model
+from model.host.decode import decode
+from model.lm.tiny_lm import make_model
 from verif.coverage.report import current_model
-from verif.env.calibration_cache import cached_calibration
-from verif.env.decode_spec import DecodeSpec, plan_from_json, plan_to_json
-from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
 from verif.mutation.framework import check_applies
+from verif.runs.calibration_cache import cached_calibration
+from verif.runs.decode_spec import DecodeSpec, plan_from_json, plan_to_json
 from verif.scoreboard.decode_checks import (
     DecodeFacts,
     cycle_problems,
@@ -25,6 +24,7 @@ from verif.scoreboard.decode_checks import (
     token_problems,
 )
 from verif.scoreboard.scoreboard import output_name
+from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 
 def test_plan_round_trips_through_json():

@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
+from model.kv.step_rule import pages_held
 from model.paths import REPO_ROOT
-from model.step_rule import pages_held
 from verif.report import example_a, example_b, example_b_part3
 from verif.report import model_decodes as report_model
 from verif.report import output as _common

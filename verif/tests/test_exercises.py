@@ -6,15 +6,15 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from model.host import decode
-from model.tiny_lm import make_model
+from model.host.decode import decode
+from model.lm.tiny_lm import make_model
 from sim.toolchain import SIMULATORS
-from verif.env import run_record
-from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import CHAPTER_STEPS, PAGE_SIZES, SHORT_STEPS, page_size_spec, sinks_spec
-from verif.env.run_record import RESULT_FILE
 from verif.report import example_b, exercise_decodes, exercises
 from verif.report import output as _common
+from verif.runs import record
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.plans import CHAPTER_STEPS, PAGE_SIZES, SHORT_STEPS, page_size_spec, sinks_spec
+from verif.runs.record import RESULT_FILE
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts
 
 
@@ -61,7 +61,7 @@ def fake_run(runs: Path, sim: str, spec: DecodeSpec) -> None:
 def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch):
     """Icarus ran the short versions (as in make test and make run): the table is the full
     run's, and the simulators agree on the steps both ran."""
-    monkeypatch.setattr(run_record, "RUNS_ROOT", tmp_path)
+    monkeypatch.setattr(record, "RUNS_ROOT", tmp_path)
     for sim in SIMULATORS:
         steps = CHAPTER_STEPS if sim == "verilator" else SHORT_STEPS
         for spec in [*(page_size_spec(p, steps) for p in PAGE_SIZES), sinks_spec(steps)]:
@@ -91,7 +91,7 @@ def test_simulators_that_differ_in_a_step_both_ran_disagree():
 
 
 def test_a_missing_rtl_run_is_a_problem_not_a_row(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(run_record, "RUNS_ROOT", tmp_path / "none")
+    monkeypatch.setattr(record, "RUNS_ROOT", tmp_path / "none")
     monkeypatch.setattr(_common, "OUT", tmp_path / "out")
     monkeypatch.setattr(exercise_decodes, "sinks_accuracy_rows", lambda: [])
     assert exercises.main([]) == 1

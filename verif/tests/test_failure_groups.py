@@ -2,7 +2,7 @@
 the groups a regression writes beside its JUnit file and prints in its summary.
 
 The unit tests clean real texts of our checkers: the scoreboard's report (its own `report`,
-with the difference lines of verif/kit/compare.py and model.machine, raised as the decode tests
+with the difference lines of verif/kit/compare.py and model.chip.machine, raised as the decode tests
 raise it), the AXI port checker's (ChipBfm.check_protocol) and an unknown value's
 (verif/kit/memory.py's `known`) made by their own code; the watchdog's, a block test's and
 pytest's own as runs wrote them.
@@ -34,13 +34,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from model.isa import ChipConfig
-from model.machine import Counters, counter_differences
+from model.chip.isa import ChipConfig
+from model.chip.machine import Counters, counter_differences
+from model.chip.rtl_defs import AxiChannel, AxiRule
 from model.paths import REPO_ROOT
-from model.rtl_defs import AxiChannel, AxiRule
 from sim.runner import SimulationFailed
 from sim.runner import rerun_command as sim_rerun_command
-from verif.env.config import EnvConfig
+from verif.agents.chip.config import ChipAgentConfig
 from verif.kit.bfm import ChipBfm
 from verif.kit.compare import first_error, first_memory_difference, first_write_difference
 from verif.kit.failure_point import FailurePoint
@@ -56,6 +56,7 @@ from verif.regress.failure_groups import (
 )
 from verif.regress.plugin import rerun_command
 from verif.regress.shards import Manifest, Node, Shard, read_node_info
+from verif.runs.record import RunRecorder
 from verif.scoreboard.locate import Located
 from verif.scoreboard.scoreboard import Scoreboard
 
@@ -77,12 +78,12 @@ def as_pytest_writes(error: BaseException) -> str:
 
 def scoreboard_failure(problem: str, seed: int, step: int) -> str:
     """A decode test's failure: the scoreboard's report of a differing step, raised as
-    SimulationFailed (verif/env/launch.py), with the seed, waves and re-run lines of its run."""
+    SimulationFailed (verif/runs/launch.py), with the seed, waves and re-run lines of its run."""
     node = f"verif/tests/test_decode.py::test_chapter_decode[icarus-W8-seed{seed}]"
-    cfg = EnvConfig(bfm=None, chip=ChipConfig(), seed=seed, sim="icarus",
-                    run_dir=Path(f"out/runs/icarus/x/seed{seed}"),
-                    waves=f"/work/main/out/runs/icarus/x_seed{seed}/seed{seed}/dump.fst",
-                    rerun=sim_rerun_command(seed, node), recorder=None)
+    recorder = RunRecorder(Path(f"out/runs/icarus/x/seed{seed}"), seed=seed, sim="icarus",
+                           waves=f"/work/main/out/runs/icarus/x_seed{seed}/seed{seed}/dump.fst",
+                           rerun=sim_rerun_command(seed, node))
+    cfg = ChipAgentConfig(bfm=None, chip=ChipConfig(), recorder=recorder)
     item = SimpleNamespace(where=lambda: f"decode chapter step {step} (context {step})",
                            listing=lambda: "")
     located = Located(FailurePoint("mat", 8 * step), [

@@ -1,5 +1,5 @@
 """A failing simulation test is run again once, alone, with waves, and opened where it failed
-(verif/env/failure_waves.py, the pytest plugin verif/env/waves_on_failure.py).
+(verif/runs/failure_waves.py, the pytest plugin verif/runs/waves_on_failure.py).
 
 The failure's time comes from the first of: the located failure point, the time the pyuvm run
 recorded its failure, the time the failing cocotb test stopped. The end-to-end tests make real
@@ -22,7 +22,8 @@ import pytest
 from model.paths import REPO_ROOT, RTL_DIR
 from sim.fst import read_header, scope_variables
 from sim.runner import SimulationFailed, build, run_test
-from verif.env.failure_waves import (
+from verif.kit.failure_point import FailurePoint, write_point
+from verif.runs.failure_waves import (
     NO_TIME,
     WAVES_ON_FAILURE,
     WAVES_RECORD,
@@ -33,12 +34,11 @@ from verif.env.failure_waves import (
     wanted,
     waves_folder,
 )
-from verif.env.launch import chip_build, decode_launch, run_launches
-from verif.env.plans import SHORT_PLAN
-from verif.env.run_record import RESULT_FILE
-from verif.env.waves_on_failure import SECTION, request_of
-from verif.kit.failure_point import FailurePoint, write_point
-from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+from verif.runs.launch import chip_build, decode_launch, run_launches
+from verif.runs.plans import SHORT_PLAN
+from verif.runs.record import RESULT_FILE
+from verif.runs.waves_on_failure import SECTION, request_of
+from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 PLUMBING = "sim.tests.plumbing_cocotb"  # its deliberately_wrong_expectation fails at 1 ns
 WRONG = "deliberately_wrong_expectation"
@@ -190,7 +190,7 @@ def test_pytest_reports_a_failures_waves_and_keeps_its_verdict(tmp_path, switch)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), WAVES_ON_FAILURE: switch}
     env.pop("WAVES", None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                           "-p", "verif.env.waves_on_failure", "test_failing.py"],
+                           "-p", "verif.runs.waves_on_failure", "test_failing.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1 and "1 failed" in done.stdout
     assert "failed cocotb tests: deliberately_wrong_expectation" in done.stdout

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from model.machine import Counters
-from model.tiny_lm import rule_tokens
+from model.chip.machine import Counters
+from model.lm.tiny_lm import rule_tokens
 from verif.bench import gather as bench_gather
-from verif.env.plans import CHAPTER_STEPS, chapter_spec, chip_gather_spec
 from verif.report.chapter import collect_chip_gather_runs, collect_runs, regress_json
 from verif.report.gather import GatherSteps, rtl_decodes, summary_rows
+from verif.runs.plans import CHAPTER_STEPS, chapter_spec, chip_gather_spec
 
 
 def test_the_indirection_at_pages_of_four_stays_within_the_aim_and_adds_up():

@@ -20,7 +20,7 @@ import pytest
 from model.paths import REPO_ROOT
 
 LAYERS = ("model", "sim", "verif", "scripts")  # each may import those before it, and itself
-RUNNERS = ("verif/env/launch.py", "verif/regress/", "verif/mutation/", "verif/bench/")
+RUNNERS = ("verif/runs/launch.py", "verif/regress/", "verif/mutation/", "verif/bench/")
 COCOTB_TEST = re.compile(r"@(cocotb\.test|uvm_cocotb_test)\b")
 
 

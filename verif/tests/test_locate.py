@@ -14,11 +14,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from model import isa, machine
-from model.isa import ErrorCode
+from model.chip import isa, machine
+from model.chip.isa import ErrorCode
+from verif.agents.chip.items import StepItem
 from verif.agents.chip.write_monitor import MemWrite
 from verif.scoreboard.locate import ChipLogs, Phase, locate
-from verif.sequences.items import StepItem
 
 X, W, OUT = 64, 80, 120  # external words: the input vectors, the weights, the results
 PROGRAM = [isa.load(X, 0, 8), isa.load(W, 8, 16), isa.matmul(0, 8, 32, 2, 4, 2, mult=1 << 30,
@@ -94,7 +94,7 @@ def test_a_unit_one_cycle_slow_is_named_by_its_exec():
     found = located(replace(logs_of(trace), phases=late))
     assert (found.point.unit, found.point.pc) == ("sm", sm.pc)
     want = sm.end - sm.exec_start
-    assert f"EXEC took {want + 1} cycles, the formula (model.isa.exec_cycles) gives {want}" \
+    assert f"EXEC took {want + 1} cycles, the formula (model.chip.isa.exec_cycles) gives {want}" \
         in found.lines[0]
 
 

@@ -13,7 +13,7 @@ compares the counters of the ideal memory). Each test also asserts that the chip
 that a profile that stalled nothing cannot pass for one that did. On Icarus in make test each
 flow runs its shorter version (sim.lengths): decodes of 8 steps, a fork after 4 of 8, 3 serving
 requests, 20 random programs, the illegal opcode at the lowest 8 of its addresses. Each test's
-`profile` parameter sets the memory's plusargs (verif/env/batching.py); the tests of one
+`profile` parameter sets the memory's plusargs (verif/runs/batching.py); the tests of one
 simulator and profile share a process.
 """
 
@@ -27,9 +27,9 @@ from model.compiler.gather import GATHER_MODES
 from sim.lengths import full_length, run_length, runs_full
 from sim.mem_profile import STALL_FIELDS
 from sim.toolchain import SIMULATORS
-from verif.env.batching import decode_job, programs_job, serving_job
-from verif.env.decode_spec import DecodeSpec
-from verif.env.plans import (
+from verif.runs.batching import decode_job, programs_job, serving_job
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     CHIP_FORK_PLAN,
@@ -41,7 +41,7 @@ from verif.env.plans import (
     fork_steps,
     serving_spec,
 )
-from verif.env.serving_spec import ServingSpec
+from verif.runs.serving_spec import ServingSpec
 
 PROFILE_NAMES = ("light", "heavy") if full_length() else ("light",)
 PROGRAMS = 60  # random programs per simulator under a profile

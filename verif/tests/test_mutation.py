@@ -38,7 +38,8 @@ def test_changed_lines_names_exactly_the_differing_lines():
 
 
 def test_apply_breaks_a_copy_and_leaves_the_tree_alone(tmp_path):
-    mutant = Mutant("rule-late", "model/step_rule.py", "return max(0, step + 1 - window + sinks)",
+    mutant = Mutant("rule-late", "model/kv/step_rule.py",
+                    "return max(0, step + 1 - window + sinks)",
                     "return max(0, step - window + sinks)", "the trim point is one step late")
     check_applies(mutant)
     root = apply(mutant, tmp_path, ["model"])
@@ -50,12 +51,13 @@ def test_apply_breaks_a_copy_and_leaves_the_tree_alone(tmp_path):
 
 
 def test_run_mutants_checks_the_unbroken_copy_and_every_mutant(tmp_path):
-    mutant = Mutant("rule-late", "model/step_rule.py", "return max(0, step + 1 - window + sinks)",
+    mutant = Mutant("rule-late", "model/kv/step_rule.py",
+                    "return max(0, step + 1 - window + sinks)",
                     "return max(0, step - window + sinks)", "the trim point is one step late")
     seen = []
 
     def check(m, root):
-        text = (root / "model/step_rule.py").read_text()
+        text = (root / "model/kv/step_rule.py").read_text()
         seen.append(m)
         broken = "return max(0, step - window + sinks)" in text
         return Outcome(m.name if m else "unbroken",
@@ -68,7 +70,8 @@ def test_run_mutants_checks_the_unbroken_copy_and_every_mutant(tmp_path):
 
 
 def test_a_control_checks_the_unbroken_copy_after_the_mutants_on_their_outcomes():
-    mutant = Mutant("rule-late", "model/step_rule.py", "return max(0, step + 1 - window + sinks)",
+    mutant = Mutant("rule-late", "model/kv/step_rule.py",
+                    "return max(0, step + 1 - window + sinks)",
                     "return max(0, step - window + sinks)", "the trim point is one step late")
     seen = []
 
@@ -78,7 +81,7 @@ def test_a_control_checks_the_unbroken_copy_after_the_mutants_on_their_outcomes(
 
     def control(outcomes, root):
         seen.append([o.detail for o in outcomes])
-        unbroken = "step + 1 - window" in (root / "model/step_rule.py").read_text()
+        unbroken = "step + 1 - window" in (root / "model/kv/step_rule.py").read_text()
         return Outcome("unbroken", Verdict.SURVIVED if unbroken else Verdict.CAUGHT, "")
 
     unbroken, outcomes = run_mutants([mutant], ["model"], check, workers=1, control=control)

@@ -1,12 +1,13 @@
-"""The inputs a failure report names for an output word (verif/kit/provenance.py), by hand."""
+"""The inputs a failure report names for an output word (verif/tests/blocks/provenance.py), by
+hand."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from model import isa
-from model.isa import ChipConfig
-from verif.kit.provenance import Memories, inputs_of
+from model.chip import isa
+from model.chip.isa import ChipConfig
+from verif.tests.blocks.provenance import Memories, inputs_of
 
 CFG = ChipConfig(sram_words=256, ext_words=1024)
 

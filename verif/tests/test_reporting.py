@@ -7,18 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from model.chip.machine import CYCLE_NAMES
 from model.compiler.gather import GATHER_MODES
-from model.machine import CYCLE_NAMES
-from model.tiny_lm import rule_tokens
+from model.lm.tiny_lm import rule_tokens
 from sim.runner import Build, default_test_dir, run_folder_name
 from sim.toolchain import SIMULATORS
-from verif.env.plans import (
-    CHAPTER_STEPS,
-    CHAPTER_WINDOWS,
-    SERVING_BATCHES,
-    chapter_spec,
-    serving_spec,
-)
 from verif.regress import main_job
 from verif.regress.plugin import rerun_command
 from verif.regress.suites import SUITES, Entry
@@ -30,6 +23,13 @@ from verif.report.chapter import (
     first_disagreement,
     read_run,
     simulators_agree,
+)
+from verif.runs.plans import (
+    CHAPTER_STEPS,
+    CHAPTER_WINDOWS,
+    SERVING_BATCHES,
+    chapter_spec,
+    serving_spec,
 )
 from verif.tests.session_shared import collected_node_ids
 

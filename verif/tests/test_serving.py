@@ -1,8 +1,8 @@
 """Serving on the RTL: a seeded workload of 24 requests, continuous batching over one pool.
 
-The workload (model.workloads.serving_requests: example B's lengths scaled to the tiny model,
+The workload (model.host.workloads.serving_requests: example B's lengths scaled to the tiny model,
 two shared system prompts, staggered arrivals) runs with W = 8 through one page-table agent
-(the scheduler of model.serving: admission, preemption, prefix cache) and one chip agent; the
+(the scheduler of model.host.serving: admission, preemption, prefix cache) and one chip agent; the
 scoreboard compares every batched run with its one prediction, the agent checks the pool after
 every step (verif/agents/page_table/pools.py). A pool of 16 pages of 4 rows makes a batch of 8
 preempt and evict. The batch sweep (Verilator) measures tokens per 1,000 cycles on the RTL counters.
@@ -20,14 +20,14 @@ import pytest
 from model.compiler.gather import GATHER_MODES
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.env.batching import serving_job
-from verif.env.plans import (
+from verif.runs.batching import serving_job
+from verif.runs.plans import (
     SERVING_BATCHES,
     SERVING_REQUESTS,
     SHORT_REQUESTS,
     serving_spec,
 )
-from verif.env.serving_spec import ServingSpec
+from verif.runs.serving_spec import ServingSpec
 
 _REFERENCE: dict[tuple, dict[str, list[int]]] = {}
 

@@ -1,11 +1,13 @@
 """The trained model (issue 23) on the RTL, in the pyuvm environment, on Icarus and Verilator.
 
-The model of model/data/trained_lm.npz (learned from the pydoc text, model.train_lm) decodes 32
+The model of model/lm/data/trained_lm.npz (learned from the pydoc text, model.lm.train_lm) decodes
+32
 steps with W = None, 8 and 4, in host gather and in chip gather (the chip reads the pool through
 the block table). Inside the simulation the scoreboard compares every chip run with the reference
 machine (every output word, memory write and counter) and check_phase the decode's closed forms
 (pages, programs, flat cycles). Here, against the reference host's integer decode
-(model.host.decode, calibrated as the env is): the same tokens, pages after every step, programs
+(model.host.decode.decode, calibrated as the env is): the same tokens, pages after every step,
+programs
 and cycles per step. On Icarus `make test` runs a shorter version (sim.lengths): 12 steps in host
 gather, 16 in chip gather (CHIP_GATHER_SHORT_STEPS: a freed page reused and read back), and
 the forced decode with W = 4 alone.
@@ -17,7 +19,7 @@ int8 integers do not change a token of it; but those decodes attend nearly ident
 So the same windows also run teacher-forced along held-out text (TRAINED_TEXT), where each
 step attends different characters and the windows change the chip's decisions: per step, the
 chip's ARGMAX must be the reference's, which at 32 steps is the report's chip table
-(model.window_quality.chip_reader) on its first sequence.
+(model.host.decode.chip_reader) on its first sequence.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from __future__ import annotations
 import pytest
 
 from model.compiler.gather import GATHER_MODES
-from model.corpus import load_corpus
-from model.tiny_lm import float_generate, make_model
-from model.trained_report import CHIP_SEQUENCES, SEQUENCE_TOKENS
+from model.lm.corpus import load_corpus
+from model.lm.tiny_lm import float_generate, make_model
 from sim.lengths import run_length, runs_full
 from sim.toolchain import SIMULATORS
-from verif.env.batching import decode_job
-from verif.env.decode_spec import DecodeSpec, reference_decode
-from verif.env.plans import (
+from verif.report.trained_report import CHIP_SEQUENCES, SEQUENCE_TOKENS
+from verif.runs.batching import decode_job
+from verif.runs.decode_spec import DecodeSpec, reference_decode
+from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
     CHIP_GATHER_SHORT_STEPS,

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from verif.env.decode_spec import reference_decode
-from verif.env.plans import trained_forced_spec, trained_spec
 from verif.report import trained, trained_decodes
+from verif.report.trained_report import findings, markdown, trained_report
+from verif.runs.decode_spec import reference_decode
+from verif.runs.plans import trained_forced_spec, trained_spec
 
 INPUTS = trained.ReportInputs(weights=b"weights", text="some text", code=b"code", numpy="2.0")
 PARAMS = {"float_sequences": 2, "chip_sequences": 1, "random_seed": 1, "baseline": False}
@@ -105,3 +106,16 @@ def test_the_forced_decodes_row_shows_what_it_read_and_predicted():
                          [r.cycles[0] for r in reference.records])
     (row,) = trained_decodes.rows([decode])
     assert row[7].startswith("`curr` / `")
+
+
+def test_the_report_is_plain_json_and_prints_as_markdown():
+    report = trained_report(float_sequences=2, chip_sequences=1, baseline=False)
+    assert json.loads(json.dumps(report)) == report
+    text = markdown(report)
+    assert "| trained | " in text and "| bigram | " in text
+    assert text.count("| full | 0 | 100.0% | 100.0% | 0.0000 | 0.0000 |") == 2
+    assert text.count("| 24 | 4 | ") == 2
+    assert text.count("| 2 | 4 | n/a | n/a |") == 2  # the impossible cells, said so
+    assert text.count("W = 2 with 2 sinks, W = 2 with 4 sinks, W = 4 with 4 sinks") == 2
+    said = findings(report)
+    assert len(said) == 5 and said[1].startswith("A window ") and "W = 2, 4, 8, 16, 24" in said[1]

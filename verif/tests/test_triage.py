@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.isa import UNIT_OF
+from model.chip.isa import UNIT_OF
 from model.paths import RTL_DIR
 from verif.kit import units
 

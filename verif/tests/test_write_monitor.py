@@ -10,15 +10,16 @@ just past the output region, naming its address and what each side wrote there.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from model import isa, machine
+from model.chip import isa, machine
+from model.chip.isa import Op
 from model.compiler.layout import Layout
-from model.host import decode
-from model.isa import Op
-from model.tiny_lm import make_model
+from model.host.decode import decode
+from model.lm.tiny_lm import make_model
 from verif.agents.chip.write_monitor import (
     ExtWriteMonitor,
     MemWrite,
@@ -26,12 +27,12 @@ from verif.agents.chip.write_monitor import (
     final_values,
     unknown_write,
 )
-from verif.env.launch import chip_build, run_decode
-from verif.env.plans import SHORT_PLAN
 from verif.kit.bfm import WRITE_ENTRY
 from verif.kit.compare import first_write_difference
-from verif.mutation.broken_chips import RTL_MUTANTS, make_broken_chip
+from verif.runs.launch import chip_build, run_decode
+from verif.runs.plans import SHORT_PLAN
 from verif.scoreboard.scoreboard import output_name
+from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 LAYOUT = Layout.for_model(make_model("structured"), isa.ChipConfig())
 
@@ -184,7 +185,7 @@ class LogReader:
     publish_run = ExtWriteMonitor.publish_run
 
     def __init__(self, bfm: LoggedBfm):
-        self.cfg = type("Cfg", (), {"bfm": bfm, "where": lambda self: "(step, seed, waves)"})()
+        self.cfg = SimpleNamespace(bfm=bfm, recorder=SimpleNamespace(where=lambda: "(step, seed)"))
         self.published, self.sent = 0, []
         self.ap = type("Port", (), {"write": lambda port, write: self.sent.append(write)})()
 

@@ -1,4 +1,4 @@
-"""The uvm_test classes that verif.env.launch runs in the simulator (a cocotb test each).
+"""The uvm_test classes that verif.runs.launch runs in the simulator (a cocotb test each).
 
 Each test builds the env from its config object, resets the chip and starts a virtual sequence:
 the plan of decodes pytest passed in (``DECODE_PLAN``), a serving workload (``SERVING_SPEC``)
@@ -21,14 +21,14 @@ import numpy as np
 from cocotb.triggers import Timer
 from pyuvm import ConfigDB, uvm_factory, uvm_test
 
+from model.chip.isa import ErrorCode
 from model.compiler.layout import BATCH_MAX, Layout
-from model.isa import ErrorCode
-from model.tiny_lm import VOCAB, make_model
+from model.lm.tiny_lm import VOCAB, make_model
 from verif.env.config import CFG_KEY, config_from_environment
-from verif.env.decode_spec import DecodeSpec
 from verif.env.env import ChipEnv
-from verif.env.failures import recording_failures
-from verif.env.run_record import RunRecorder, serving_summary
+from verif.kit.failures import recording_failures
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.record import RunRecorder, serving_summary
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts, token_problems
 from verif.sequences.decode_seq import DecodeSeq
 from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq
@@ -82,9 +82,7 @@ class ChipTest(uvm_test):
 
     def collect(self, recorder: RunRecorder) -> None:
         """Called when the run ends, passed or failed: what the result file keeps."""
-        recorder.extra.update(sim=self.cfg.sim, seed=self.cfg.seed, waves=self.cfg.waves,
-                              rerun=self.cfg.rerun,
-                              words_written=self.cfg.bfm.memory.words_written)
+        recorder.extra["words_written"] = self.cfg.bfm.memory.words_written
 
 
 @uvm_cocotb_test()
@@ -94,19 +92,19 @@ class PlanDecodeTest(ChipTest):  # UVM naming: tests end in Test
     def configure(self) -> None:
         self.cfg.decodes = [self.with_forced_tokens(spec) for spec in self.cfg.decodes]
         first = self.cfg.decodes[0]
-        self.cfg.layout = self.step_layout(first.model, first.model_seed)
+        self.cfg.chip_agent.layout = self.step_layout(first.model, first.model_seed)
         self.vseq = None
 
     def with_forced_tokens(self, spec: DecodeSpec) -> DecodeSpec:
         """Draw a decode's forced tokens from the seed and its name (not from draw order)."""
         if not spec.force_random:
             return spec
-        rng = random.Random(f"{self.cfg.seed}/{spec.name}")
+        rng = random.Random(f"{self.cfg.recorder.seed}/{spec.name}")
         return spec.with_force([spec.start, *(rng.randrange(VOCAB) for _ in range(spec.steps))])
 
     async def run_sequences(self) -> None:
         self.vseq = uvm_factory().create_object_by_type(DecodeVseq, name="vseq")
-        self.vseq.specs, self.vseq.seed = self.cfg.decodes, self.cfg.seed
+        self.vseq.specs, self.vseq.seed = self.cfg.decodes, self.cfg.recorder.seed
         self.vseq.chip_sqr, self.vseq.pt_sqr = self.env.chip_sequencer, self.env.pt_sequencer
         await self.vseq.start()
 
@@ -188,7 +186,7 @@ class ServingTest(ChipTest):
 
     def configure(self) -> None:
         spec = self.cfg.serving
-        self.cfg.layout = self.step_layout(spec.model, spec.model_seed)
+        self.cfg.chip_agent.layout = self.step_layout(spec.model, spec.model_seed)
         self.vseq: ServingVseq | None = None
 
     async def run_sequences(self) -> None:
@@ -226,7 +224,7 @@ class RandomProgramsTest(ChipTest):
     code, writes and counters equal the reference machine's (the env's scoreboard)."""
 
     async def run_sequences(self) -> None:
-        programs = random_programs(self.cfg.seed, self.cfg.programs, self.cfg.chip)
+        programs = random_programs(self.cfg.recorder.seed, self.cfg.programs, self.cfg.chip)
         await ProgramsSeq("random_programs", self.env.chip_sequencer, programs).start()
 
 
@@ -256,7 +254,8 @@ class PowerUpTest(ChipTest):
     async def run_sequences(self) -> None:
         bfm = self.cfg.bfm
         words = bfm.scratchpad.size
-        noise = np.random.default_rng(self.cfg.seed).integers(1, 2**32, words, dtype=np.uint32)
+        rng = np.random.default_rng(self.cfg.recorder.seed)
+        noise = rng.integers(1, 2**32, words, dtype=np.uint32)
         bfm.scratchpad.write(0, noise)
         await Timer(1, unit="ns")  # the writes land; no clock edge yet
         if not np.array_equal(bfm.scratchpad.read_all(), noise):
@@ -267,7 +266,7 @@ class PowerUpTest(ChipTest):
         if left.size:
             raise PowerUpNotClean(f"after power-up {left.size} of {words} scratchpad words are "
                                   f"not zero, the first at word {left[0]}\n" + self.cfg.where())
-        programs = random_programs(self.cfg.seed, 1, self.cfg.chip)
+        programs = random_programs(self.cfg.recorder.seed, 1, self.cfg.chip)
         await ProgramsSeq("after_power_up", self.env.chip_sequencer, programs).start()
 
 
@@ -295,7 +294,7 @@ class KitFloorTest(uvm_test):
         started = time.perf_counter()
         for number, record in enumerate(records):
             bfm.memory.load(record.image)
-            await bfm.run(record.expected.counters.total + self.cfg.watchdog_margin)
+            await bfm.run(record.expected.counters.total + self.cfg.chip_agent.watchdog_margin)
             total = bfm.read_status().counters.total
             for base, count in record.checked:
                 bfm.memory.read(base, count)

@@ -3,7 +3,7 @@
 Memory is loaded in bulk through the mirror (verif.kit.memory): an item's loads, of which only
 the words that changed are written (the program and the weights when the program changes, the
 x rows every step; the page-table agent writes the cached rows). The watchdog is the program's
-closed-form cycle cost (model.isa.program_cycles) plus a margin.
+closed-form cycle cost (model.chip.isa.program_cycles) plus a margin.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from dataclasses import replace
 
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_driver, uvm_tlm_analysis_fifo
 
-from model.isa import instruction_at, program_cycles
-from verif.env.config import CFG_KEY, EnvConfig
-from verif.env.failures import recording_failures
-from verif.env.profiling import PROFILE
+from model.chip.isa import instruction_at, program_cycles
+from verif.agents.chip.config import CHIP_CFG, ChipAgentConfig
+from verif.agents.chip.items import ChipResponse, ChipRunItem, StepItem
 from verif.kit.bfm import ChipHung
-from verif.sequences.items import ChipResponse, ChipRunItem, StepItem
+from verif.kit.failures import recording_failures
+from verif.kit.profiling import PROFILE
 
 
 class ChipDriver(uvm_driver):
@@ -29,7 +29,7 @@ class ChipDriver(uvm_driver):
     """
 
     def build_phase(self) -> None:
-        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
         self.ap = uvm_analysis_port("ap", self)  # each item as it is started
         self.observations = uvm_tlm_analysis_fifo("observations", self)
         self._costed: tuple[object, int] = (None, 0)  # the last program and its cost
@@ -77,4 +77,4 @@ class ChipDriver(uvm_driver):
                             where=item.where())
             raise ChipHung(f"watchdog: {item.where()}: {err} (closed-form cost {cost} + margin "
                            f"{self.cfg.watchdog_margin}); the instruction at pc {point.pc}: "
-                           f"{point.instruction}\n{self.cfg.where()}", point) from None
+                           f"{point.instruction}\n{self.cfg.recorder.where()}", point) from None

@@ -21,11 +21,11 @@ import numpy as np
 from cocotb.triggers import RisingEdge
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_monitor
 
-from verif.env.config import CFG_KEY, EnvConfig
-from verif.env.failures import recording_failures
-from verif.env.profiling import PROFILE
+from verif.agents.chip.config import CHIP_CFG, ChipAgentConfig
 from verif.kit.bfm import ChipStatus
+from verif.kit.failures import recording_failures
 from verif.kit.memory import UnknownValue
+from verif.kit.profiling import PROFILE
 
 
 @dataclass
@@ -41,7 +41,7 @@ class ChipMonitor(uvm_monitor):
     """Publishes one ChipObservation per rising edge of done."""
 
     def build_phase(self) -> None:
-        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
         self.ap = uvm_analysis_port("ap", self)
         self.write_monitor = None  # the agent's ExtWriteMonitor, set in its connect_phase
 

@@ -7,7 +7,7 @@ it at the rising edge that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) pu
 it holds when the run's done arrives and compares them with the words the reference machine's
 STOREs wrote.
 
-Where the writes come from. The harness of verif/env/launch.py's builds (CHIP_HARNESS_RECORD) logs
+Where the writes come from. The harness of verif/runs/launch.py's builds (CHIP_HARNESS_RECORD) logs
 every write in HDL (chip_harness.v's `u_wlog`: with its cycle and the controller's pc, so that a
 wrong word can be traced to the instruction that wrote it); the chip monitor has this monitor
 read the run's new entries once, after done and before it publishes the run's observation
@@ -30,10 +30,10 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from cocotb_bus.monitors import BusMonitor
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_monitor
 
-from verif.env.config import CFG_KEY, EnvConfig
-from verif.env.failures import recording_failures
-from verif.env.profiling import PROFILE
+from verif.agents.chip.config import CHIP_CFG, ChipAgentConfig
 from verif.kit.bfm import WRITE_ENTRY, WRITE_STAMP
+from verif.kit.failures import recording_failures
+from verif.kit.profiling import PROFILE
 
 MEM_BUS = "mem"  # chip_harness's memory port: mem_req, mem_we, mem_addr, mem_wdata
 ADDRESS_BITS = dict(WRITE_ENTRY.fields)["address"]  # a logged write's address field
@@ -139,7 +139,7 @@ class ExtWriteMonitor(uvm_monitor):
     """
 
     def build_phase(self) -> None:
-        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
         self.ap = uvm_analysis_port("ap", self)
         self.bus_monitor: ExtWriteBusMonitor | None = None
         self.published = 0  # log entries published so far (the log counts from reset)
@@ -171,7 +171,7 @@ class ExtWriteMonitor(uvm_monitor):
                 raise WriteLogOverflow(
                     f"write monitor: the chip wrote {new} words since the last run ended, more "
                     f"than the harness's log keeps ({log.depth}): they cannot all be checked"
-                    f"\n{self.cfg.where()}")
+                    f"\n{self.cfg.recorder.where()}")
             writes = [logged_write(entry) for entry in log.read(self.published, new)]
             self.published = count
         for write in writes:

@@ -1,7 +1,7 @@
 """The page-table agent's driver: the pool, a step host per request, and the checks around them.
 
-Each request is decoded by a model.host.PagedHost on the agent's one PageTable, or, in a
-serving run, the pool belongs to a model.serving.Scheduler: the very hosts the reference model
+Each request is decoded by a model.host.decode.PagedHost on the agent's one PageTable, or, in a
+serving run, the pool belongs to a model.host.serving.Scheduler: the very hosts the reference model
 runs, behind the step interface they share (PREPARE: ``prepare_step``; FINISH:
 ``finish_step``), so where a row lives, the step rule and the scheduling are defined once.
 What the agent adds is the chip's memory and the checks:
@@ -13,7 +13,7 @@ What the agent adds is the chip's memory and the checks:
   chapter's shadow model): rows that come back wrong through the block table fail at the
   operation that read them;
 - after every operation the table's invariants are re-derived from scratch
-  (model.paged.check_invariants), and a serving run's scheduler checks its own;
+  (model.kv.paged.check_invariants), and a serving run's scheduler checks its own;
 - in chip gather, after every FINISH both pools are read back from the chip and compared with
   the page table's pool, word for word (pool conservation).
 """
@@ -25,18 +25,16 @@ from collections.abc import Hashable
 import numpy as np
 from pyuvm import ConfigDB, uvm_analysis_port, uvm_driver
 
-from model.geometry import opens_page, pages_spanned
-from model.host import PagedCache, PagedHost, gather_plan
-from model.paged import PageTable, check_invariants
-from model.serving import Scheduler
+from model.chip.geometry import opens_page, pages_spanned
+from model.host.decode import PagedCache, PagedHost, gather_plan
+from model.host.serving import Scheduler
+from model.kv.paged import PageTable, check_invariants
+from verif.agents.chip.config import CHIP_CFG, ChipAgentConfig
+from verif.agents.page_table.items import SERVING, PageOp, PageOpItem, PageOpResult, ServingEvent
 from verif.agents.page_table.pools import ChipPools
-from verif.env.config import CFG_KEY, EnvConfig
-from verif.env.decode_spec import DecodeSpec
-from verif.env.failures import recording_failures
-from verif.env.profiling import PROFILE
-from verif.sequences.items import PageOp, PageOpItem, PageOpResult, ServingEvent
-
-SERVING = "serving"  # the rid of a serving run's one host, its scheduler
+from verif.kit.failures import recording_failures
+from verif.kit.profiling import PROFILE
+from verif.runs.decode_spec import DecodeSpec
 
 
 class GatherMismatch(AssertionError):
@@ -47,7 +45,7 @@ class PageTableDriver(uvm_driver):
     """Applies PageOpItems; publishes each finished item on `ap`."""
 
     def build_phase(self) -> None:
-        self.cfg: EnvConfig = ConfigDB().get(self, "", CFG_KEY)
+        self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
         self.ap = uvm_analysis_port("ap", self)
         self.table: PageTable | None = None
         self.hosts: dict[Hashable, PagedHost | Scheduler] = {}
@@ -162,7 +160,7 @@ class PageTableDriver(uvm_driver):
             done.released = before + done.new_page + done.cow_copy - self.table.used()
         else:
             done.released = before - self.table.used()
-            self.pools.check(self.table, self.cfg.where())
+            self.pools.check(self.table, self.cfg.recorder.where())
         return done
 
     def prepare_serving(self) -> PageOpResult:
@@ -184,7 +182,7 @@ class PageTableDriver(uvm_driver):
         self.scheduler.check_invariants()
         if self.pools is not None:
             self.pools.check(self.table, f"after serving step {plan.step + 1}\n"
-                             + self.cfg.where())
+                             + self.cfg.recorder.where())
         return PageOpResult(pages_used=self.table.used(), serving=self.event(plan, before))
 
     # ---- helpers ------------------------------------------------------------------------------
@@ -208,7 +206,7 @@ class PageTableDriver(uvm_driver):
                 not np.array_equal(want, row) for want, row in zip(expected, got, strict=False)):
             raise GatherMismatch(f"gather of rows {request.plan.ranges} of request {rid!r}: the "
                                  "block table returned rows that differ from the ones appended"
-                                 f"\n{self.cfg.where()}")
+                                 f"\n{self.cfg.recorder.where()}")
 
     def pages_spanned(self, host: PagedHost, plan) -> int:
         """Physical pages the step's rows lie in (sink rows lie in pages of their own)."""

@@ -18,7 +18,7 @@ import numpy as np
 from model.compiler.gather import pool_differences
 from model.compiler.inputs import StepInputs
 from model.compiler.layout import Layout
-from model.paged import PageTable
+from model.kv.paged import PageTable
 from verif.kit.memory import Backdoor
 
 

@@ -1,0 +1,558 @@
+"""Serving many requests on one chip: continuous batching over a shared page pool.
+
+A request (``Request``) arrives at a scheduler step, brings a prompt (tokens forced as the
+inputs of its first steps) and asks for ``output_len`` generated tokens. Every chip run
+advances up to B running requests by one token each (one program of the compiler,
+model.compiler.program, for the batch's contexts);
+a step of a request is the decode step rule (model.kv.step_rule) applied to its own context.
+The requests' KV rows share one ``CachingPageTable`` and a prefix cache (model.kv.prefix_cache),
+through which requests with a common system prompt share its full pages.
+
+One scheduler step is split in two, the step interface every host shares (model.host.decode), so
+that
+a testbench can run the plan on the RTL and commit what the chip returned:
+
+``prepare_step()`` (the plan)
+  1. Arrivals whose step has come join the queue (arrival step, then submission order).
+  2. Admission: while fewer than B requests run, the head of the queue is looked up in the
+     prefix cache and the admission rule (model.kv.admission) is asked about it, told the free
+     pages minus the evictable pages its hit would take. The first refusal ends admission: no
+     request overtakes the head.
+  3. Room: each running request writes one row this step, and those starting a page need one
+     free page each (evictable cached pages count as free). While the pool cannot cover them,
+     the latest admitted request is preempted: released, put back at the front of the queue,
+     recomputed when readmitted (production servers' choice).
+  4. The batch: every running request, oldest admission first, with its step rule plan,
+     input token, block table and the slot its new row will be written to, and what its
+     cached rows need in the programs' gather mode (host: the gathered rows; chip: the
+     step's block table); and the program for the tuple of contexts.
+
+``finish_step(plan, results)`` (the commit)
+  appends each request's new row (checking it lands in the planned slot) and keys the pages
+  that became full; then trims each request to its window; then moves each to its next input
+  (``step_rule.next_input``: forced while known, else the chip's token), finishing the
+  requests that are done. No page is freed before every append: no page freed this step is
+  written this step.
+
+Preemption recomputes: a readmitted request holds no page of its earlier life (its block
+table is built anew, from fresh pages and prefix-cache hits) and re-runs with every known
+token forced, its prompt and the tokens it generated before; the chip must give those tokens
+again (``RecomputeMismatch`` otherwise).
+
+It always drains: the oldest running request is never the victim unless it runs alone, and
+alone it fits the pool (checked at ``submit``), so every non-idle step writes a row that is
+never recomputed.
+
+A plan runs in the programs' gather mode (model.compiler.gather): host gather copies each
+request's rows into its kc/vc slot; chip gather has the chip read them through each request's
+block table and write the new row into the planned slot itself. The scheduling is the same,
+so are the tokens.
+
+Prefix-cache counts (hits, misses, resumed pages) belong to a life that ran: an admission that
+the same plan preempts again, before it ran a step, is not counted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from model.chip.geometry import opens_page, page_of, pages_for, slot_of
+from model.compiler.cache import ProgramCache
+from model.compiler.gather import KEY, VALUE, gather_for, pool_words, step_table
+from model.compiler.inputs import RequestInputs, StepInputs, run_reference
+from model.compiler.layout import BATCH_MAX, Pool, max_context
+from model.compiler.program import StepResult
+from model.host.decode import ListCache, PagedHost, StepRecord, check_pools
+from model.kv.admission import AdmissionRule, InvalidRequest
+from model.kv.admission import Request as AdmissionQuery
+from model.kv.admission_sim import AdmissionStalled, RequestTooLong, StepLimitExceeded
+from model.kv.paged import CachingPageTable, InvariantError, PageTable, check_invariants
+from model.kv.prefix_cache import CacheStats, PrefixCache, PrefixHit
+from model.kv.step_rule import check_window, next_input, plan_step
+
+__all__ = [
+    "AdmissionStalled",
+    "ArrivalInPast",
+    "BatchPlan",
+    "Computed",
+    "DuplicateRequestId",
+    "EmptyPrompt",
+    "Finished",
+    "InvalidRequest",
+    "RecomputeMismatch",
+    "Request",
+    "RequestStep",
+    "RequestTooLong",
+    "Scheduler",
+    "ServingStats",
+    "forced",
+    "peak_pages",
+    "planned_table",
+    "solo_decode",
+]
+
+
+class EmptyPrompt(InvalidRequest):
+    """A request must bring at least one token: its first step's input."""
+
+
+class DuplicateRequestId(InvalidRequest):
+    """The request id was submitted before."""
+
+
+class ArrivalInPast(InvalidRequest):
+    """The arrival step is earlier than the step the scheduler plans next."""
+
+
+class RecomputeMismatch(RuntimeError):
+    """A recomputed step gave another token than the earlier life did: the chip is not
+    deterministic, or a readmitted request read rows that are not its own."""
+
+
+# ---- requests ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: at step ``arrival`` it may start; its first steps are fed ``prompt``."""
+
+    rid: Hashable
+    arrival: int
+    prompt: tuple[int, ...]
+    output_len: int  # tokens generated: the chip's tokens of steps len(prompt) .. steps
+
+    @property
+    def steps(self) -> int:
+        """Chip steps a complete decode takes: the last generated token is never fed back."""
+        return len(self.prompt) + self.output_len - 1
+
+
+def forced(known: Sequence[int], step: int) -> Sequence[int] | None:
+    """The ``force`` of ``step_rule.next_input`` after ``step``: the known tokens while the next
+    input is one of them (the prompt, or a token generated before a preemption), else None."""
+    return known if step < len(known) else None
+
+
+def peak_pages(steps: int, window: int | None, page_size: int) -> int:
+    """The most pages a request of ``steps`` steps holds: during step L (its row appended, the
+    rows below the step's lowest read row already trimmed)."""
+    return max(pages_for(step, page_size) - page_of(plan_step(step, window).lo, page_size)
+               for step in range(1, steps + 1))
+
+
+@dataclass
+class _Progress:
+    """What survives a preemption: the request, its generated tokens, its counts."""
+
+    request: Request
+    generated: list[int] = field(default_factory=list)
+    computed_rows: int = 0  # the most rows any of its lives computed
+    preemptions: int = 0
+
+    @property
+    def tokens(self) -> list[int]:
+        """The known inputs: the prompt, then the tokens generated so far."""
+        return [*self.request.prompt, *self.generated]
+
+
+@dataclass
+class _Life:
+    """A running request's state in this life; dropped when it is preempted."""
+
+    progress: _Progress
+    start_rows: int  # rows its prefix-cache hit gave it at admission
+    counted: CacheStats  # what its admission's lookup counted (withdrawn if it never runs)
+    computed: list[Computed] = field(default_factory=list)  # the steps computed this life
+
+    @property
+    def rid(self) -> Hashable:
+        return self.progress.request.rid
+
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestStep(RequestInputs):
+    """One request's part of a scheduler step: its inputs, and where its new row goes."""
+
+    first_page: int  # the logical page of block_table[0] (pages below lie outside the window)
+    block_table: tuple[int, ...]  # physical pages of the live logical pages, at plan time
+    slot: tuple[int, int]  # (physical page, row offset) the step's new row is written to
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchPlan(StepInputs):
+    """One scheduler step: the requests the chip runs (oldest admission first) and why."""
+
+    requests: tuple[RequestStep, ...] = ()  # empty: an idle step (nothing runs, nothing arrived)
+    step: int  # the scheduler step, from 0
+    admitted: tuple[Hashable, ...]  # in admission order; room may preempt them at once
+    preempted: tuple[Hashable, ...]  # latest admitted first
+
+
+@dataclass(frozen=True)
+class Computed:
+    """One step of one request as the chip ran it: what went in, what came out."""
+
+    inputs: RequestStep
+    result: StepResult
+
+
+@dataclass
+class Finished:
+    """A completed request: its generated tokens and the steps of its last life."""
+
+    request: Request
+    generated: list[int]
+    computed: list[Computed]  # the steps its last life computed (prefix-cache hits excluded)
+    preemptions: int
+    step: int  # the scheduler step that completed it
+
+
+@dataclass
+class ServingStats:
+    """Counts over a whole run."""
+
+    steps: int = 0  # scheduler steps committed, idle ones included
+    chip_runs: int = 0
+    rows_computed: int = 0  # request steps run on the chip
+    rows_recomputed: int = 0  # of those, steps an earlier life of the request had run
+    preemptions: int = 0
+    peak_running: int = 0
+
+
+# ---- the scheduler -----------------------------------------------------------------------------
+
+
+class Scheduler:
+    """Continuous batching of requests over one page pool; see the module docstring.
+
+    ``programs`` holds the model, its calibration and the chip; calibrated through
+    ``shared_context_scales``, every projection of a batch is one matmul. The scheduler
+    compiles its steps from them in ``gather`` mode ("host" or "chip"), in one layout of
+    ``BATCH_MAX`` requests (and in chip gather, this pool) whatever the batch size.
+    """
+
+    def __init__(self, programs: ProgramCache, *, n_pages: int, page_size: int,
+                 batch_size: int, rule: AdmissionRule, window: int | None = None,
+                 prefix_caching: bool = True, gather: str = "host"):
+        check_window(window)
+        if not 1 <= batch_size <= BATCH_MAX:
+            raise ValueError(f"batch_size must be in 1..{BATCH_MAX}, got {batch_size}")
+        dim = programs.model.dim
+        self.table = CachingPageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8)
+        self.cache = PrefixCache(self.table, window)
+        pool = Pool(page_size, n_pages, dim) if gather == "chip" else None
+        self.programs = ProgramCache(programs.model, programs.calibration, programs.cfg,
+                                     gather_for(gather), BATCH_MAX, pool)
+        self.batch_size = batch_size
+        self.rule = rule
+        self.window = window
+        self.prefix_caching = prefix_caching
+        self.step = 0  # the step the next plan is for
+        self.stats = ServingStats()
+        self.finished: dict[Hashable, Finished] = {}
+        self._progress: dict[Hashable, _Progress] = {}  # every request submitted
+        self._arrivals: list[Request] = []  # submitted, not yet arrived
+        self._queue: deque[_Progress] = deque()
+        self._running: dict[Hashable, _Life] = {}  # insertion order = admission order
+        self._pending: BatchPlan | None = None
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def submit(self, request: Request) -> None:
+        """Accept a request, or refuse it with a clear error and change nothing."""
+        self._check_request(request)
+        self._progress[request.rid] = _Progress(request)
+        self._arrivals.append(request)
+        self._arrivals.sort(key=lambda r: r.arrival)  # stable: submission order breaks ties
+
+    def _check_request(self, request: Request) -> None:
+        rid, vocab = request.rid, self.programs.model.vocab
+        if rid in self._progress:
+            raise DuplicateRequestId(f"request {rid!r} was already submitted")
+        if not request.prompt:
+            raise EmptyPrompt(f"request {rid!r} has an empty prompt: its first step needs a token")
+        if any(not isinstance(t, int) or not 0 <= t < vocab for t in request.prompt):
+            raise InvalidRequest(f"request {rid!r}: prompt {request.prompt} has tokens outside "
+                                 f"0..{vocab - 1}")
+        if not isinstance(request.output_len, int) or request.output_len < 1:
+            raise InvalidRequest(f"request {rid!r}: output_len must be an integer >= 1, got "
+                                 f"{request.output_len!r}")
+        if not isinstance(request.arrival, int) or request.arrival < self.step:
+            raise ArrivalInPast(f"request {rid!r}: arrival {request.arrival!r} is before step "
+                                f"{self.step}, the next one planned")
+        self._check_fits(request)
+
+    def _check_fits(self, request: Request) -> None:
+        """A request the chip or the pool can never hold is refused now, not stalled later."""
+        longest = max_context(self.programs.cfg)
+        context = plan_step(request.steps, self.window).context
+        if context > longest:
+            raise RequestTooLong(f"request {request.rid!r}: {request.steps} steps reach context "
+                                 f"{context}, the chip attends at most {longest} (use a window)")
+        pages = peak_pages(request.steps, self.window, self.table.page_size)
+        if pages > self.table.n_pages:
+            raise RequestTooLong(f"request {request.rid!r}: {request.steps} steps hold up to "
+                                 f"{pages} pages, the pool has {self.table.n_pages}: it could "
+                                 "never finish")
+
+    @property
+    def gather(self) -> str:
+        """The gather mode of the scheduler's steps: "host" or "chip"."""
+        return self.programs.gather.mode
+
+    @property
+    def done(self) -> bool:
+        """Every request submitted has finished."""
+        return len(self.finished) == len(self._progress)
+
+    def running(self) -> list[Hashable]:
+        """The running requests, oldest admission first."""
+        return list(self._running)
+
+    def queued(self) -> list[Hashable]:
+        """The requests waiting for admission, head first."""
+        return [p.request.rid for p in self._queue]
+
+    # ---- plan -----------------------------------------------------------------------------
+
+    def prepare_step(self) -> BatchPlan:
+        """Admit, make room, and lay out this step's chip run (see the module docstring)."""
+        if self._pending is not None:
+            raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
+        self._arrive()
+        admitted = self._admit()
+        preempted = self._make_room()
+        requests = tuple(self._request_steps())
+        chip_gather = self.gather == "chip"
+        program = self.programs.get([r.plan.context for r in requests]) if requests else None
+        self._pending = BatchPlan(
+            program=program, requests=requests, step=self.step, admitted=tuple(admitted),
+            preempted=preempted,
+            pool_words=pool_words(self.table) if chip_gather and requests else None)
+        return self._pending
+
+    def _arrive(self) -> None:
+        while self._arrivals and self._arrivals[0].arrival <= self.step:
+            self._queue.append(self._progress[self._arrivals.pop(0).rid])
+
+    def _admit(self) -> list[Hashable]:
+        admitted = []
+        while self._queue and len(self._running) < self.batch_size:
+            progress = self._queue[0]
+            hit = self._lookup(progress)
+            if not self._admits(progress.request, hit):
+                if not self._running:
+                    raise AdmissionStalled(f"{self.rule.name} refuses request "
+                                           f"{progress.request.rid!r} on an idle pool: it "
+                                           "would wait forever")
+                break
+            self._queue.popleft()
+            counted = self.cache.adopt(progress.request.rid, hit, progress.computed_rows)
+            self._running[progress.request.rid] = _Life(progress, hit.rows, counted)
+            admitted.append(progress.request.rid)
+        self.stats.peak_running = max(self.stats.peak_running, len(self._running))
+        return admitted
+
+    def _lookup(self, progress: _Progress) -> PrefixHit:
+        if self.prefix_caching:
+            return self.cache.lookup(progress.tokens)
+        return PrefixHit((), 0, 0, 0, self.table.page_size)
+
+    def _admits(self, request: Request, hit: PrefixHit) -> bool:
+        """The rule's answer, told the free pages left once the hit's unowned pages are taken,
+        and the rows the request still writes (at most what its window lets it hold)."""
+        size = self.table.page_size
+        held = peak_pages(request.steps, self.window, size) * size
+        query = AdmissionQuery(request.rid, min(request.steps - hit.rows, held))
+        return self.rule.admits(self.table.free_count() - hit.unowned, query, size)
+
+    def _make_room(self) -> tuple[Hashable, ...]:
+        preempted = []
+        while self.table.free_count() < len(self._new_page_writers()):
+            if len(self._running) == 1:
+                raise InvariantError(f"request {self.running()[0]!r} alone does not fit the "
+                                     "pool, although submit checked it")
+            preempted.append(self.preempt())
+        return tuple(preempted)
+
+    def _new_page_writers(self) -> list[Hashable]:
+        """The running requests whose row this step starts a page."""
+        size = self.table.page_size
+        return [rid for rid in self._running if opens_page(self.table.length(rid), size)]
+
+    def preempt(self) -> Hashable:
+        """Preempt the latest admitted running request: release its pages, queue it first."""
+        if not self._running:
+            raise RuntimeError("nothing runs: there is no request to preempt")
+        if self._pending is not None:
+            raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
+        rid, life = self._running.popitem()
+        self.table.release(rid)
+        if not life.computed:  # admitted by this plan: its lookup did not serve a life that ran
+            self.cache.withdraw(life.counted)
+        life.progress.preemptions += 1
+        self._queue.appendleft(life.progress)
+        self.stats.preemptions += 1
+        return rid
+
+    def _request_steps(self) -> list[RequestStep]:
+        new_pages = iter(self.table.allocation_order())  # the pages the appends will take
+        return [self._request_step(life, new_pages) for life in self._running.values()]
+
+    def _request_step(self, life: _Life, new_pages: Iterator[int]) -> RequestStep:
+        rid, size = life.rid, self.table.page_size
+        length = self.table.length(rid)
+        plan = plan_step(length + 1, self.window)
+        block_table = tuple(self.table.block_table(rid))
+        slot = ((next(new_pages), 0) if opens_page(length, size)
+                else (block_table[-1], slot_of(length, size)))
+        token = life.progress.tokens[plan.step - 1]
+        step = RequestStep(rid=rid, plan=plan, token=token, x=self.programs.x_table[token],
+                           first_page=page_of(self.table.first_row(rid), size),
+                           block_table=block_table, slot=slot)
+        if self.gather == "chip":
+            return replace(step, table=planned_table(self.table, step))
+        rows = self.table.rows(rid, plan.lo, plan.hi)
+        return replace(step, kc=rows[:, KEY], vc=rows[:, VALUE])
+
+    # ---- commit ---------------------------------------------------------------------------
+
+    def finish_step(self, plan: BatchPlan, results: Sequence[StepResult]) -> None:
+        """Write the chip's outputs back: rows, trims, next tokens (see the module docstring)."""
+        if plan is not self._pending:
+            raise ValueError(f"step {plan.step} is not the step planned")
+        if len(results) != len(plan.requests):
+            raise ValueError(f"step {plan.step} ran {len(plan.requests)} requests, got "
+                             f"{len(results)} results")
+        for step, result in zip(plan.requests, results, strict=True):
+            self._append(step, result)
+        for step in plan.requests:
+            if step.plan.keep_from is not None:
+                self.table.trim(step.rid, step.plan.keep_from)
+        for step, result in zip(plan.requests, results, strict=True):
+            self._advance(step, result)
+        self._pending = None
+        self.step += 1
+        self.stats.steps += 1
+        self.stats.chip_runs += bool(plan.requests)
+
+    def _append(self, step: RequestStep, result: StepResult) -> None:
+        life = self._running[step.rid]
+        self.table.append(step.rid, np.stack([result.k_new, result.v_new]))
+        if self.table.block_table(step.rid)[-1] != step.slot[0]:
+            raise InvariantError(f"request {step.rid!r}: row {step.plan.step - 1} went to page "
+                                 f"{self.table.block_table(step.rid)[-1]}, planned {step.slot}")
+        if self.prefix_caching:
+            self.cache.register(step.rid, life.progress.tokens)
+
+    def _advance(self, step: RequestStep, result: StepResult) -> None:
+        """The step rule's next input; a token generated for the first time is kept."""
+        life = self._running[step.rid]
+        progress, request = life.progress, life.progress.request
+        life.computed.append(Computed(step, result))
+        self._count_row(progress, step.plan.step)
+        known = progress.tokens
+        token = next_input(step.plan.step, result.token, forced(known, step.plan.step))
+        if step.plan.step >= len(known):
+            progress.generated.append(token)
+        elif step.plan.step >= len(request.prompt) and token != result.token:
+            raise RecomputeMismatch(f"request {step.rid!r} step {step.plan.step}: the chip "
+                                    f"gave {result.token}, an earlier life {token}")
+        if step.plan.step == request.steps:
+            self._finish(life)
+
+    def _count_row(self, progress: _Progress, step: int) -> None:
+        self.stats.rows_computed += 1
+        self.stats.rows_recomputed += step <= progress.computed_rows
+        progress.computed_rows = max(progress.computed_rows, step)
+
+    def _finish(self, life: _Life) -> None:
+        del self._running[life.rid]
+        self.table.release(life.rid)
+        progress = life.progress
+        self.finished[life.rid] = Finished(progress.request, list(progress.generated),
+                                           life.computed, progress.preemptions, self.step)
+
+    # ---- running it -----------------------------------------------------------------------
+
+    def run_on_reference(self, max_steps: int | None = None) -> dict[Hashable, Finished]:
+        """Plan, run on the reference machine and commit until every request has finished.
+
+        In chip gather the pools each run leaves are checked against the page table's. The
+        step limit defaults to the drain bound (module docstring): the last arrival plus every
+        request's steps.
+        """
+        if max_steps is None:
+            requests = [p.request for p in self._progress.values()]
+            max_steps = max((r.arrival for r in requests), default=0) + sum(
+                r.steps for r in requests) + 1
+        while not self.done:
+            if self.step >= max_steps:
+                raise StepLimitExceeded(f"{len(self._progress) - len(self.finished)} requests "
+                                        f"unfinished after {max_steps} steps")
+            plan = self.prepare_step()
+            run = run_reference(plan) if plan.requests else None
+            self.finish_step(plan, run.results if run else [])
+            if run and self.gather == "chip":
+                check_pools(self.programs, run.ext, self.table)
+        return self.finished
+
+    def check_invariants(self) -> None:
+        """Pool conservation and ownership, between steps: the page table's invariants (free +
+        evictable + owned == total); exactly the running requests hold pages, each as many
+        rows as its steps this life; running requests share cached pages only."""
+        check_invariants(self.table)
+        if set(self.table.requests()) != set(self._running):
+            raise InvariantError(f"the table holds {self.table.requests()}, but "
+                                 f"{self.running()} run")
+        owners: dict[int, int] = {}
+        for rid, life in self._running.items():
+            if self.table.length(rid) != life.start_rows + len(life.computed):
+                raise InvariantError(f"request {rid!r} holds {self.table.length(rid)} rows, its "
+                                     f"life made {life.start_rows} + {len(life.computed)}")
+            for page in self.table.block_table(rid):
+                owners[page] = owners.get(page, 0) + 1
+        shared = [p for p, n in owners.items() if n > 1 and self.table.key_of(p) is None]
+        if shared:
+            raise InvariantError(f"pages {shared} are shared by running requests, uncached")
+        waiting = set(self.queued()) | {r.rid for r in self._arrivals}
+        if waiting & (set(self._running) | set(self.finished)):
+            raise InvariantError("a request is both waiting and running or finished")
+
+
+def planned_table(table: PageTable, step: RequestStep) -> np.ndarray:
+    """Chip gather: the block table of a planned step, before its append: the rows read
+    (lo .. L-2), then the planned slot's page if the new row opens one. Refused if it would
+    put the new row anywhere but the planned slot."""
+    plan, (page, slot), size = step.plan, step.slot, table.page_size
+    words = step_table(table, step.rid, plan.lo, plan.step - 2)
+    if slot == 0:
+        words = np.append(words, page)
+    new_row = int(words[0]) + plan.context - 1  # table row context - 1, as the PSTORE reads it
+    if (int(words[1 + page_of(new_row, size)]), slot_of(new_row, size)) != (page, slot):
+        raise InvariantError(f"request {step.rid!r}: its table puts row {plan.step - 1} "
+                             f"elsewhere than the planned slot {step.slot}")
+    return words
+
+
+# ---- the solo reference ------------------------------------------------------------------------
+
+
+def solo_decode(programs: ProgramCache, request: Request,
+                window: int | None = None) -> list[StepRecord]:
+    """The request decoded alone on the reference machine (model.host.decode.PagedHost, host gather,
+    a list cache, its prompt forced): every batched, shared, preempted or cached run of it
+    must give the same integers at every step."""
+    solo = ProgramCache(programs.model, programs.calibration, programs.cfg)
+    host = PagedHost(solo, ListCache(programs.model.dim), request.prompt[0], window)
+    records = []
+    for _ in range(request.steps):
+        host.force = forced(request.prompt, host.done_steps + 1)
+        records.append(host.step())
+    return records

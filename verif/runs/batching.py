@@ -1,0 +1,161 @@
+"""Simulation tests that share a build run in one simulator process: a pytest plugin.
+
+A simulation test declares its simulation with ``@pytest.mark.sim_job(launch=factory)``: called
+with the test's parameters (``sim``, ``seed``, ...) and ``node`` (its pytest node id), ``factory``
+returns the Launch (verif.runs.launch) of that test alone. A test parametrized by ``profile`` runs
+under that memory profile (sim.mem_profile: its plusargs join the Launch here, once for every kind
+of job). The test takes its run from the ``sim_run`` fixture. The first test of a group to ask for
+its run launches every test of its group that this pytest process will run, one simulator process
+per build (and plusargs), and each test then reads its own run: its own seed, run folder, result
+file, verdict, failure message and re-run command. A job the simulator did not finish is run again
+alone (verif.runs.launch.run_launches), so the test that crashed a process is named by its own
+failure.
+
+A group is the tests of one file on one simulator (``scope_of``). Under pytest-xdist every group
+goes to one worker whole (``SimScopeScheduling``: xdist's load-scope scheduling with this scope,
+the largest groups first), so a worker never launches a test another worker runs; every other test
+is a group of its own and spreads as under ``--dist load``. Without xdist the session is one
+process and the groups hold. Under the other xdist modes tests run one by one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+from sim.mem_profile import IDEAL, PROFILES
+from verif.runs.decode_spec import DecodeSpec
+from verif.runs.launch import (
+    DecodeRun,
+    Launch,
+    chip_build,
+    decode_launch,
+    programs_launch,
+    run_launches,
+    serving_launch,
+)
+from verif.runs.serving_spec import ServingSpec
+
+BATCHED_DIST = ("load", "loadscope")  # the modes this plugin's scheduler replaces
+_SIM_PARAM = re.compile(r"\[(icarus|verilator)[-\]]")
+
+
+def scope_of(nodeid: str) -> str:
+    """A simulation test's group: its file and simulator; any other test is its own group."""
+    found = _SIM_PARAM.search(nodeid)
+    if not found:
+        return nodeid
+    return f"{nodeid.split('::')[0]}::{found[1]}"
+
+
+class SimScopeScheduling(LoadScopeScheduling):
+    """xdist's load-scope scheduling, the scope of a test being ``scope_of`` its node id."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> SimScopeScheduling | None:
+    """Load-scope scheduling by ``scope_of`` for the load modes (xdist's hook)."""
+    if config.getvalue("dist") not in BATCHED_DIST:
+        return None
+    return SimScopeScheduling(config, log)
+
+
+# ---- the launches of the chip's tests, for sim_job ------------------------------------------
+
+
+def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]]) -> Callable[..., Launch]:
+    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives."""
+    def launch(sim: str, seed: int, node: str, **params) -> Launch:
+        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node)
+    return launch
+
+
+def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
+    """ServingTest over the workload ``spec(sim=..., **params)`` gives."""
+    def launch(seed: int, node: str, sim: str = "verilator", **params) -> Launch:
+        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node)
+    return launch
+
+
+def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[..., Launch]:
+    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them."""
+    def launch(sim: str, seed: int, node: str) -> Launch:
+        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node)
+    return launch
+
+
+# ---- the plugin ---------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sim_job(launch): the test's simulation (the Launch "
+                            "launch(node=..., **params) makes), shared with its group")
+    config.pluginmanager.register(Batcher(config), "sim_batcher")
+
+
+def launch_of(item: pytest.Item) -> Launch:
+    """The test's Launch; a ``profile`` parameter names the external memory's profile, which
+    reaches the simulator as plusargs (sim.mem_profile), the ideal memory needing none."""
+    factory: Callable[..., Launch] = item.get_closest_marker("sim_job").kwargs["launch"]
+    params = dict(item.callspec.params)
+    profile = PROFILES[params.pop("profile", IDEAL)]
+    launch = factory(node=item.nodeid, **params)
+    if profile.ideal:
+        return launch
+    return replace(launch, plusargs=tuple(profile.plusargs(launch.seed)))
+
+
+class Batcher:
+    """The runs of this pytest process's simulation tests, launched a group at a time."""
+
+    def __init__(self, config: pytest.Config):
+        dist = config.getoption("dist", "no") if config.pluginmanager.has_plugin("xdist") \
+            else "no"
+        self.batched = dist == "no" or dist in BATCHED_DIST
+        self.runs: dict[str, DecodeRun] = {}
+
+    def run_for(self, item: pytest.Item) -> DecodeRun:
+        if item.nodeid not in self.runs:
+            group = [item]
+            if self.batched:
+                group = [other for other in item.session.items
+                         if other.get_closest_marker("sim_job") is not None
+                         and other.nodeid not in self.runs
+                         and scope_of(other.nodeid) == scope_of(item.nodeid)]
+            self.launch([(other.nodeid, launch_of(other)) for other in group])
+        return self.runs[item.nodeid]
+
+    def launch(self, launches: list[tuple[str, Launch]]) -> None:
+        """One simulator process per build (and plusargs), in the group's order."""
+        by_batch: dict[tuple, list[tuple[str, Launch]]] = defaultdict(list)
+        for nodeid, launch in launches:
+            by_batch[launch.batch].append((nodeid, launch))
+        for members in by_batch.values():
+            runs = run_launches([launch for _, launch in members])
+            self.runs.update(zip((nodeid for nodeid, _ in members), runs, strict=True))
+
+
+@pytest.fixture
+def sim_run(request: pytest.FixtureRequest) -> DecodeRun:
+    """This simulation test's own run (launched with its group)."""
+    return request.config.pluginmanager.get_plugin("sim_batcher").run_for(request.node)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A batched test may launch its whole group: its wall-clock limit is the group's."""
+    totals: dict[str, float] = defaultdict(float)
+    batched = [item for item in items if item.get_closest_marker("sim_job") is not None]
+    for item in batched:
+        marker = item.get_closest_marker("timeout")
+        totals[scope_of(item.nodeid)] += marker.args[0] if marker else 300
+    for item in batched:
+        item.add_marker(pytest.mark.timeout(totals[scope_of(item.nodeid)]), append=False)

@@ -1,0 +1,204 @@
+"""Running the decode environment from pytest or a script: build once, run, read the result.
+
+`chip_build` is the build of chip_harness with the RTL and the external memory model, shared by
+every run of a simulator. `run_decode`, `run_serving` and `run_programs` run one uvm_test of
+verif/tests/uvm_tests.py in its own run folder and return the result file, also when the
+simulation failed (the failure is kept, not raised, so negative tests can inspect it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from model.chip.isa import ChipConfig
+from model.paths import TB_DIR
+from sim.runner import (
+    Build,
+    Job,
+    SimulationFailed,
+    build,
+    current_node,
+    default_test_dir,
+    rerun_command,
+    rtl_sources,
+    run_folder_name,
+    run_jobs,
+    traced,
+    waves_file,
+)
+from verif.runs.decode_spec import DecodeSpec, plan_to_json
+from verif.runs.record import RESULT_FILE, read_result
+from verif.runs.serving_spec import ServingSpec, spec_to_json
+
+COCOTB_MODULE = "verif.tests.uvm_tests"
+CHIP_TOPLEVEL = "chip_harness"
+HARNESS = ("axi_ram.v", "axi_checker.v", "event_log.v", "chip_harness.v")
+# The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
+# --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
+# reaches are public (chip_harness.v's control section) instead of every signal of the chip.
+# Measured with verif/bench/testbench.py: together about 45% less wall time per decode step on
+# Verilator (the HDL clock alone: no measurable change on Icarus).
+# CHIP_HARNESS_RECORD: the harness logs the memory port's writes (and, for a failed run's
+# report, the scratchpad's writes and the instructions' phases) and runs the cycle watchdog
+# (chip_harness.v), so no Python wakes per written word and no cocotb Timer is pending during a
+# run. Measured with verif/bench/testbench.py on Verilator: see
+# verif/agents/chip/write_monitor.py and verif/kit/bfm.py.
+HARNESS_DEFINES = {"CHIP_HARNESS_CLOCK": 1, "CHIP_HARNESS_RECORD": 1}
+VERILATOR_ARGS = ("--timing", "-CFLAGS", "-std=c++20", "--no-public-flat-rw")
+
+
+def chip_sources(rtl_dir: Path | None = None, tb_dir: Path = TB_DIR) -> list[Path]:
+    """The chip's RTL plus the harness; `rtl_dir` points at a broken copy for negative tests."""
+    rtl = sorted(Path(rtl_dir).glob("*.v")) if rtl_dir else rtl_sources()
+    return [*rtl, *(Path(tb_dir) / name for name in HARNESS)]
+
+
+def chip_build(sim: str, sources: Sequence[Path] | None = None,
+               waves: bool | None = None, coverage: bool | None = None) -> Build:
+    """The build every run of the chip shares (`waves`, `coverage`: sim.runner.build's)."""
+    return build(sim, CHIP_TOPLEVEL, sources or chip_sources(),
+                 parameters=ChipConfig().verilog_parameters(), defines=HARNESS_DEFINES,
+                 waves=waves, coverage=coverage,
+                 build_args=VERILATOR_ARGS if sim == "verilator" else ())
+
+
+def waves_path(b: Build, run_dir: Path) -> str:
+    """Where the runner's waveform file of this run lands (sim.runner names it by simulator)."""
+    if not b.waves:
+        return "not recorded (re-run with WAVES=1)"
+    return str(waves_file(b, run_dir))
+
+
+@dataclass
+class DecodeRun:
+    """One job's run of a uvm test: its folder, its result file, and the error of the simulator
+    process it ran in (None when that process finished every job and passed)."""
+
+    run_dir: Path
+    result: dict | None
+    error: SimulationFailed | None
+    rerun: str = ""  # this job's own re-run command (with waves)
+
+    @property
+    def passed(self) -> bool:
+        return self.result is not None and self.result.get("status") == "passed"
+
+    @property
+    def failure(self) -> str:
+        """The environment's own report (the result file), else why there is none."""
+        if self.result is not None:
+            return self.result.get("failure") or f"status {self.result.get('status')}"
+        return (f"the simulator process ended before this test wrote its result (it crashed "
+                f"or was stopped while running this test, alone):\n{self.error}\n"
+                f"  re-run this test with waves: {self.rerun}")
+
+    def raise_if_failed(self) -> dict:
+        """The result, or SimulationFailed with this test's own report."""
+        if not self.passed:
+            raise SimulationFailed(self.failure)
+        return self.result
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A job and the build it runs on: what a simulation test asks for."""
+
+    build: Build
+    job: Job
+    seed: int
+    plusargs: tuple[str, ...] = ()
+
+    @property
+    def batch(self) -> tuple:
+        """Launches with the same batch key can share one simulator process."""
+        return (self.build, self.plusargs)
+
+
+def launch(b: Build, testcase: str, env: Mapping[str, str], seed: int,
+           run_dir: Path | None = None, node: str | None = None,
+           plusargs: tuple[str, ...] = ()) -> Launch:
+    """A job running the uvm test ``testcase`` with ``env`` (what it is asked to run), in the
+    run folder of the pytest ``node`` (default: the running test) and its re-run command."""
+    node = node or current_node()
+    run_dir = Path(run_dir or default_test_dir(b, seed, node))
+    job_env = {"DECODE_PLAN": "", "SERVING_SPEC": "", "PROGRAMS": "0", **env,
+               "RANDOM_SEED": str(seed), "TB_SIM": b.sim, "TB_WAVES": waves_path(b, run_dir),
+               "TB_RERUN": rerun_command(seed, node)}
+    name = run_folder_name(node or f"{testcase}-seed{seed}")
+    return Launch(b, Job(name, testcase, str(run_dir), job_env), seed, plusargs)
+
+
+def traced_launch(launch: Launch, run_dir: Path) -> Launch:
+    """The same job on the same configuration built with waves on, in ``run_dir``: a failing
+    test's run repeated alone to see its waves (verif/runs/failure_waves.py)."""
+    b = traced(launch.build)
+    env = {**launch.job.env, "TB_WAVES": waves_path(b, run_dir)}
+    return replace(launch, build=b, job=replace(launch.job, run_dir=str(run_dir), env=env))
+
+
+def decode_launch(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
+                  **where) -> Launch:
+    return launch(b, testcase, {"DECODE_PLAN": plan_to_json(list(plan))}, seed, **where)
+
+
+def serving_launch(b: Build, spec: ServingSpec, seed: int, **where) -> Launch:
+    return launch(b, "ServingTest", {"SERVING_SPEC": spec_to_json(spec)}, seed, **where)
+
+
+def programs_launch(b: Build, testcase: str, seed: int, programs: int = 0, **where) -> Launch:
+    return launch(b, testcase, {"PROGRAMS": str(programs)}, seed, **where)
+
+
+def run_launches(launches: Sequence[Launch]) -> list[DecodeRun]:
+    """Run launches that share a batch key in one simulator process; a job the process did not
+    finish (the simulator crashed, or stopped the run) is run again alone, so that the job that
+    crashed it is named by its own failure. Never raises for a failing test."""
+    first = launches[0]
+    if any(other.batch != first.batch for other in launches):
+        raise ValueError("launches of one process must share the build and the plusargs")
+    error = _run_process(first.build, [launch.job for launch in launches], first.seed,
+                         first.plusargs)
+    runs = [_read(launch, error) for launch in launches]
+    if len(launches) == 1:
+        return runs
+    return [run if run.result is not None else run_launches([launch])[0]
+            for launch, run in zip(launches, runs, strict=True)]
+
+
+def _run_process(b: Build, jobs: list[Job], seed: int,
+                 plusargs: tuple[str, ...]) -> SimulationFailed | None:
+    for job in jobs:
+        (Path(job.run_dir) / RESULT_FILE).unlink(missing_ok=True)
+    try:
+        run_jobs(b, COCOTB_MODULE, jobs, seed, plusargs)
+    except SimulationFailed as failed:
+        return failed
+    return None
+
+
+def _read(launch: Launch, error: SimulationFailed | None) -> DecodeRun:
+    run_dir = Path(launch.job.run_dir)
+    result = read_result(run_dir) if (run_dir / RESULT_FILE).exists() else None
+    return DecodeRun(run_dir, result, error, launch.job.env["TB_RERUN"])
+
+
+def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
+               run_dir: Path | None = None, plusargs: tuple[str, ...] = ()) -> DecodeRun:
+    """Run one decode uvm_test on a build; never raises for a failing simulation."""
+    return run_launches([decode_launch(b, testcase, plan, seed, run_dir=run_dir,
+                                       plusargs=plusargs)])[0]
+
+
+def run_serving(b: Build, spec: ServingSpec, seed: int,
+                run_dir: Path | None = None) -> DecodeRun:
+    """Run the serving uvm_test (ServingTest) on a build; never raises for a failing run."""
+    return run_launches([serving_launch(b, spec, seed, run_dir=run_dir)])[0]
+
+
+def run_programs(b: Build, testcase: str, seed: int, programs: int = 0,
+                 run_dir: Path | None = None) -> DecodeRun:
+    """Run a program test (RandomProgramsTest, ErrorPathsTest); never raises for a failing
+    run."""
+    return run_launches([programs_launch(b, testcase, seed, programs, run_dir=run_dir)])[0]

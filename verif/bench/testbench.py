@@ -48,9 +48,9 @@ from model.paths import OUT
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
 from verif.report.output import write_json
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.launch import chip_build, decode_launch, run_launches
 from verif.runs.plans import CHAPTER_WINDOWS, chapter_spec
+from verif.runs.spec import DecodeSpec
 
 BENCH_DIR = OUT / "bench_tb"
 PLAN = [chapter_spec(window) for window in CHAPTER_WINDOWS]

@@ -10,9 +10,8 @@ from pathlib import Path
 from model.chip.isa import ChipConfig
 from verif.agents.chip.config import DEFAULT_WATCHDOG_MARGIN, ChipAgentConfig
 from verif.kit.bfm import ChipBfm
-from verif.runs.decode_spec import DecodeSpec, plan_from_json
 from verif.runs.record import RunRecorder
-from verif.runs.serving_spec import ServingSpec, spec_from_json
+from verif.runs.spec import DecodeSpec, ServingSpec, plan_from_json, spec_from_json
 
 CFG_KEY = "cfg"
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from model.chip.machine import CYCLE_NAMES
 from sim.mem_profile import IDEAL
 from sim.toolchain import SIMULATORS
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
@@ -25,6 +24,7 @@ from verif.runs.plans import (
     chip_gather_spec,
 )
 from verif.runs.record import RESULT_FILE, read_result
+from verif.runs.spec import DecodeSpec
 
 PAGE_STEPS = (1, 8, 16, 32)  # the chapter's "pages in use after step ..." columns
 

@@ -23,7 +23,6 @@ from typing import Any
 from model.chip.geometry import pages_for
 from sim.toolchain import SIMULATORS
 from verif.report.example_b_part3 import window_accuracy_rows
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.plans import (
     CHAPTER_STEPS,
     EXERCISE_WINDOW,
@@ -33,6 +32,7 @@ from verif.runs.plans import (
     sinks_spec,
 )
 from verif.runs.record import newest_results
+from verif.runs.spec import DecodeSpec
 
 SINK_WINDOWS = (4, 8, 16)  # example B part 3's windows that can hold the sinks and more
 

@@ -1,7 +1,7 @@
 """The trained model's decodes on the RTL (verif/tests/test_trained_decode.py), as a table.
 
 Reads the run folders of a session, keeps the runs whose decodes are the trained model's, and
-compares each decode with the reference host's integer decode (verif.runs.decode_spec
+compares each decode with the reference host's integer decode (verif.runs.spec
 .reference_decode) and with the float model: the greedy decodes by their tokens, the forced
 ones by each step's decision (the chip's ARGMAX). The pytest tests assert the same equalities;
 this is the table that shows them, with the text and the cycles per step.
@@ -20,8 +20,8 @@ from model.lm.corpus import load_corpus
 from model.lm.tiny_lm import float_generate, make_model
 from model.lm.window_quality import Setting, float_reader
 from verif.report.chapter import markdown_table
-from verif.runs.decode_spec import DecodeSpec, reference_decode
 from verif.runs.record import RESULT_FILE, read_result
+from verif.runs.spec import DecodeSpec, reference_decode
 
 HEADER = ["simulator", "gather", "decode", "steps", "run", "= integer reference",
           "= float model", "text (greedy: generated; forced: read / predicted)",

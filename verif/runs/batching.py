@@ -29,7 +29,6 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 from sim.mem_profile import IDEAL, PROFILES
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.launch import (
     DecodeRun,
     Launch,
@@ -39,7 +38,7 @@ from verif.runs.launch import (
     run_launches,
     serving_launch,
 )
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import DecodeSpec, ServingSpec
 
 BATCHED_DIST = ("load", "loadscope")  # the modes this plugin's scheduler replaces
 _SIM_PARAM = re.compile(r"\[(icarus|verilator)[-\]]")

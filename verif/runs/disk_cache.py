@@ -12,11 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import asdict, fields
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from model.paths import MODEL_DIR
+import numpy as np
+
+from model.compiler.quantize import Calibration, calibrate
+from model.lm.tiny_lm import TinyLM
+from model.paths import BUILD_ROOT, MODEL_DIR
 
 
 def load_json(path: Path) -> Any | None:
@@ -46,3 +51,29 @@ def model_code_digest() -> bytes:
         digest.update(str(source.relative_to(MODEL_DIR)).encode())
         digest.update(source.read_bytes())
     return digest.digest()
+
+
+CALIBRATION_DIR = BUILD_ROOT / "calibration"
+
+
+def cached_calibration(model: TinyLM, steps: int, window: int | None, sinks: int = 0,
+                       cache_dir: Path = CALIBRATION_DIR) -> Calibration:
+    """model.compiler.quantize.calibrate's result, kept in ``cache_dir`` across runs and processes.
+
+    Stored as JSON (floats round-trip exactly); written atomically, so parallel runs can share
+    the folder; a folder that cannot be written only costs the recalibration.
+    """
+    digest = hashlib.sha256(repr((steps, window, sinks, np.__version__)).encode())
+    for weights in (getattr(model, f.name) for f in fields(model)):
+        digest.update(repr((weights.dtype.str, weights.shape)).encode())
+        digest.update(np.ascontiguousarray(weights).tobytes())
+    digest.update(model_code_digest())
+    path = cache_dir / f"{digest.hexdigest()[:32]}.json"
+    stored = load_json(path)
+    if isinstance(stored, dict) and {"shared", "per_context"} <= stored.keys():
+        return Calibration(shared=stored["shared"],
+                           per_context={int(context): ranges for context, ranges
+                                        in stored["per_context"].items()})
+    calibration = calibrate(model, steps, window, sinks=sinks)
+    store_json(path, asdict(calibration))
+    return calibration

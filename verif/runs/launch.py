@@ -28,9 +28,8 @@ from sim.runner import (
     traced,
     waves_file,
 )
-from verif.runs.decode_spec import DecodeSpec, plan_to_json
 from verif.runs.record import RESULT_FILE, read_result
-from verif.runs.serving_spec import ServingSpec, spec_to_json
+from verif.runs.spec import DecodeSpec, ServingSpec, plan_to_json, spec_to_json
 
 COCOTB_MODULE = "verif.tests.uvm_tests"
 CHIP_TOPLEVEL = "chip_harness"

@@ -12,8 +12,7 @@ from dataclasses import replace
 
 from model.compiler.gather import GATHER_MODES
 from sim.lengths import run_length, runs_full
-from verif.runs.decode_spec import DecodeSpec
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import DecodeSpec, ServingSpec
 
 CHAPTER_STEPS = 32
 CHAPTER_WINDOWS = (None, 8, 4)

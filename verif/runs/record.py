@@ -24,7 +24,7 @@ from cocotb.utils import get_sim_time
 from model.host.serving import Scheduler
 from model.paths import RUNS_ROOT
 from verif.kit.failure_point import FailurePoint, point_of, write_point
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import ServingSpec
 
 RESULT_FILE = "result.json"
 FAILING_IMAGE = "failing_image.npy"  # the memory image of the run that failed, to replay it

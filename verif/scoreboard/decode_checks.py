@@ -21,7 +21,7 @@ from itertools import pairwise
 
 from model.kv.step_rule import pages_held, programs_needed
 from model.lm.tiny_lm import rule_tokens
-from verif.runs.decode_spec import DecodeSpec
+from verif.runs.spec import DecodeSpec
 
 
 @dataclass

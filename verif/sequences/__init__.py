@@ -1,1 +1,1 @@
-"""Sequence items and sequences: decode and serving steps, bare programs, page operations."""
+"""The sequences: decode and serving (virtual) sequences, bare programs."""

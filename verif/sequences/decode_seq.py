@@ -24,8 +24,8 @@ from pyuvm import uvm_sequence, uvm_sequencer
 from model.chip.isa import ErrorCode, Op, program_cycles
 from verif.agents.chip.items import ChipResponse, StepItem
 from verif.agents.page_table.items import PageOp, PageOpItem, PageOpResult
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.record import DecodeResult
+from verif.runs.spec import DecodeSpec
 from verif.sequences.send import send
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pyuvm import uvm_sequence, uvm_sequencer
 
 from model.lm.tiny_lm import VOCAB
-from verif.runs.decode_spec import DecodeSpec
+from verif.runs.spec import DecodeSpec
 from verif.sequences.decode_seq import DecodeSeq
 
 

@@ -21,7 +21,7 @@ from pyuvm import uvm_sequence, uvm_sequencer
 from model.host.throughput import attention_cycles
 from verif.agents.chip.items import ChipResponse, StepItem
 from verif.agents.page_table.items import SERVING, PageOp, PageOpItem, PageOpResult
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import ServingSpec
 from verif.sequences.send import send
 
 

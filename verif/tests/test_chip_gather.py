@@ -25,7 +25,6 @@ from model.lm.tiny_lm import make_model
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
 from verif.runs.batching import decode_job
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.plans import (
     BAD_PAGE_PLAN,
     CHAPTER_STEPS,
@@ -36,6 +35,7 @@ from verif.runs.plans import (
     fork_plan,
     fork_steps,
 )
+from verif.runs.spec import DecodeSpec
 
 
 def steps_on(sim: str) -> int:

@@ -30,7 +30,6 @@ from sim.toolchain import SIMULATORS
 from verif.agents.chip.config import DEFAULT_WATCHDOG_MARGIN
 from verif.kit.failure_point import read_point
 from verif.runs.batching import decode_job
-from verif.runs.decode_spec import DecodeSpec, reference_decode
 from verif.runs.launch import chip_build, run_decode
 from verif.runs.plans import (
     CHAPTER_STEPS,
@@ -49,6 +48,7 @@ from verif.runs.plans import (
     sinks_spec,
 )
 from verif.runs.record import FAILING_IMAGE
+from verif.runs.spec import DecodeSpec, reference_decode
 from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 

@@ -14,8 +14,8 @@ from model.host.decode import decode
 from model.lm.tiny_lm import make_model
 from verif.coverage.report import current_model
 from verif.mutation.framework import check_applies
-from verif.runs.calibration_cache import cached_calibration
-from verif.runs.decode_spec import DecodeSpec, plan_from_json, plan_to_json
+from verif.runs.disk_cache import cached_calibration
+from verif.runs.spec import DecodeSpec, plan_from_json, plan_to_json
 from verif.scoreboard.decode_checks import (
     DecodeFacts,
     cycle_problems,

@@ -12,9 +12,9 @@ from sim.toolchain import SIMULATORS
 from verif.report import example_b, exercise_decodes, exercises
 from verif.report import output as _common
 from verif.runs import record
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.plans import CHAPTER_STEPS, PAGE_SIZES, SHORT_STEPS, page_size_spec, sinks_spec
 from verif.runs.record import RESULT_FILE
+from verif.runs.spec import DecodeSpec
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts
 
 

@@ -28,7 +28,6 @@ from sim.lengths import full_length, run_length, runs_full
 from sim.mem_profile import STALL_FIELDS
 from sim.toolchain import SIMULATORS
 from verif.runs.batching import decode_job, programs_job, serving_job
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
@@ -41,7 +40,7 @@ from verif.runs.plans import (
     fork_steps,
     serving_spec,
 )
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import DecodeSpec, ServingSpec
 
 PROFILE_NAMES = ("light", "heavy") if full_length() else ("light",)
 PROGRAMS = 60  # random programs per simulator under a profile

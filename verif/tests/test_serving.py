@@ -27,7 +27,7 @@ from verif.runs.plans import (
     SHORT_REQUESTS,
     serving_spec,
 )
-from verif.runs.serving_spec import ServingSpec
+from verif.runs.spec import ServingSpec
 
 _REFERENCE: dict[tuple, dict[str, list[int]]] = {}
 

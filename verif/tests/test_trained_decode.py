@@ -33,7 +33,6 @@ from sim.lengths import run_length, runs_full
 from sim.toolchain import SIMULATORS
 from verif.report.trained_report import CHIP_SEQUENCES, SEQUENCE_TOKENS
 from verif.runs.batching import decode_job
-from verif.runs.decode_spec import DecodeSpec, reference_decode
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
@@ -43,6 +42,7 @@ from verif.runs.plans import (
     trained_forced_spec,
     trained_spec,
 )
+from verif.runs.spec import DecodeSpec, reference_decode
 
 
 def steps_on(sim: str, gather: str = "host") -> int:

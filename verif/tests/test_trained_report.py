@@ -10,8 +10,8 @@ import pytest
 
 from verif.report import trained, trained_decodes
 from verif.report.trained_report import findings, markdown, trained_report
-from verif.runs.decode_spec import reference_decode
 from verif.runs.plans import trained_forced_spec, trained_spec
+from verif.runs.spec import reference_decode
 
 INPUTS = trained.ReportInputs(weights=b"weights", text="some text", code=b"code", numpy="2.0")
 PARAMS = {"float_sequences": 2, "chip_sequences": 1, "random_seed": 1, "baseline": False}

@@ -27,8 +27,8 @@ from model.lm.tiny_lm import VOCAB, make_model
 from verif.env.config import CFG_KEY, config_from_environment
 from verif.env.env import ChipEnv
 from verif.kit.failures import recording_failures
-from verif.runs.decode_spec import DecodeSpec
 from verif.runs.record import RunRecorder, serving_summary
+from verif.runs.spec import DecodeSpec
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts, token_problems
 from verif.sequences.decode_seq import DecodeSeq
 from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq

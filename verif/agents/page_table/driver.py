@@ -34,7 +34,7 @@ from verif.agents.page_table.items import SERVING, PageOp, PageOpItem, PageOpRes
 from verif.agents.page_table.pools import ChipPools
 from verif.kit.failures import recording_failures
 from verif.kit.profiling import PROFILE
-from verif.runs.decode_spec import DecodeSpec
+from verif.runs.spec import DecodeSpec
 
 
 class GatherMismatch(AssertionError):

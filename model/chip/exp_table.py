@@ -1,12 +1,9 @@
 """The SOFTMAX exponential table of hw/ISA.md, and the generator of hw/rtl/exp_lut.v.
 
-ISA.md defines ``EXP[d] = floor(65535 * exp(-d / 16) + 0.5)`` for ``d`` in 0..255: the weight of an
-input that lies ``d`` steps (of 1/16 natural-log unit) below the row maximum. The table is computed
-here once, with Python floats, and written into the RTL as a combinational ``case`` statement, so
-the chip and the reference machine use the same 256 integers by construction.
-
-Run ``python -m model.chip.exp_table`` to rewrite ``hw/rtl/exp_lut.v``.
-"""
+``EXP[d] = floor(65535 * exp(-d / 16) + 0.5)`` for d in 0..255 is computed here once, in Python
+floats, and written into the RTL as a combinational ``case``, so that the chip and the reference
+machine use the same 256 integers by construction. ``python -m model.chip.exp_table`` rewrites
+hw/rtl/exp_lut.v."""
 
 from __future__ import annotations
 

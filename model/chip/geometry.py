@@ -1,8 +1,7 @@
 """Page geometry, defined once: which page and slot a row is in, how many pages rows take.
 
-A request's cache rows are numbered 0, 1, 2, ... (logical rows); logical row ``r`` lies in
-logical page ``r // P`` at slot ``r % P`` for pages of ``P`` rows. The page table, the step
-programs (chip gather's block tables), the reference machine's paged instructions, the pool
+A request's logical row ``r`` lies in logical page ``r // P`` at slot ``r % P`` for pages of ``P``
+rows. The page table, the step programs, the reference machine's paged instructions, the pool
 layout, the serving scheduler and both testbench drivers take this arithmetic from here.
 """
 

@@ -1,16 +1,9 @@
 """The chip's constants for the RTL and the waveform viewer, generated from the Python.
 
-The opcodes and error codes (`model.chip.isa`), the chip's parameter defaults and legal ranges
-(`model.chip.isa.ChipConfig`, `PARAMETER_RANGES`), the layout of the counters bus
-(`model.chip.machine.COUNTER_FIELDS`) and the controller's state encoding (`ControllerState`, here)
-are each defined once, in Python. The RTL reads them from the header ``hw/rtl/chip_defs.vh``
-(`` `include "chip_defs.vh" ``), GTKWave shows opcode and state names through the translate
-filters in ``hw/gtkwave/``, and the exp table's module ``hw/rtl/exp_lut.v`` comes from
-`model.chip.exp_table`.
-
-Run ``python -m model.chip.rtl_defs`` to rewrite every generated file; a test checks that the
-committed files are what this module writes.
-"""
+Opcodes, error codes, parameter defaults and ranges, the counters bus's layout and the controller's
+states are each defined once in Python. ``python -m model.chip.rtl_defs`` rewrites
+hw/rtl/chip_defs.vh, the GTKWave translate filters in hw/gtkwave/ and hw/rtl/exp_lut.v; a test
+checks that the committed files are what it writes."""
 
 from __future__ import annotations
 

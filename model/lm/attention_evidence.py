@@ -1,16 +1,9 @@
 """Does the trained model's attention matter? Held-out cross-entropy against three baselines.
 
-A model whose attention learned nothing would be no better than one without it. On the same
-held-out sequences (each predicts tokens 1..T from tokens 0..T-1), in nats per token:
-
-* the trained model, with full attention;
-* the same weights with the attention path removed (Wo = 0, so h = x): what the direct path
-  alone knows. Training shares work between the paths, so this is usually far worse;
-* a bigram table counted from the training part, with add-one smoothing: the best any model
-  can do that sees the current token only (the direct path is a rank-8 bigram);
-* the same architecture trained with its attention path off (``TrainConfig(attention=False)``):
-  the fair baseline, trained as long on the same text.
-"""
+On the same held-out sequences, in nats per token: the trained model; the same weights with the
+attention path removed (h = x); a bigram table counted from the training part (the best a model
+that sees only the current token can do); and the same architecture trained without attention,
+the fair baseline. An attention that learned nothing would be no better than these."""
 
 from __future__ import annotations
 

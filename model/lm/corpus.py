@@ -1,19 +1,9 @@
-"""The training text of the trained model: the standard library's pydoc topics, as 16 tokens.
+"""The trained model's text: the standard library's pydoc topics, as 16 tokens.
 
-``pydoc_data.topics`` (about 470 kB of English help text, with code examples) ships with every
-Python, so the model trains without a download. The text is mapped onto the model's vocabulary:
-
-* lower case: 16 symbols are too few to spend on capitals, and "T" and "t" predict alike;
-* every run of whitespace becomes one space: the indentation of the code examples would
-  otherwise be long runs of spaces, trivial to predict, that swamp the loss;
-* the 15 most frequent characters of the training part are tokens 0..14 (most frequent first),
-  and every other character (digits, punctuation but "-", rare letters: about a fifth of the
-  text) is token 15, "other".
-
-The topics are joined in the order of their names; the last tenth of the text is held out, so
-the held-out part is whole help pages (the last topics alphabetically) the model never saw.
-The text differs a little between Python releases: ``Corpus.sha256`` names the one used.
-"""
+``pydoc_data.topics`` ships with every Python, so training needs no download. The text is lower
+cased, each whitespace run becomes one space, the 15 most frequent characters are tokens 0..14 and
+every other one is token 15; the last tenth is held out (whole help pages the model never saw).
+The text differs a little between Python releases: ``Corpus.sha256`` names the one used."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
 """The tiny model's forward pass over whole sequences at once, and its gradient, by hand.
 
-Training needs the teacher-forced logits of every position of a batch of sequences, and their
-derivative. ``model.lm.tiny_lm.float_logits`` computes the same logits one decode step at a time
-(the reference); here every position is computed at once, with a causal attention mask built
-from the step rule (``model.kv.step_rule.attended_rows``), so a window or sinks during training
-attend exactly the rows a windowed decode attends. A test checks both against each other.
-
-For tokens (B, T), with X = E[tokens] and the mask M (T, T):
-
-    Q, K, V = X Wq, X Wk, X Wv
-    P = softmax(Q K^T / sqrt(d), masked by M);  A = P V
-    H = X + A Wo;  logits = H Wout
-
-The gradient is written out by hand (numpy only); a test compares it with finite differences.
-"""
+Training needs the teacher-forced logits of every position of a batch, and their derivative.
+``model.lm.tiny_lm.float_logits`` (the reference) computes them a step at a time; here all at once,
+under a causal mask built from the step rule, so that a window in training attends exactly the rows
+a decode attends. Tests check the two against each other, the gradient by finite differences."""
 
 from __future__ import annotations
 

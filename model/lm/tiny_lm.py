@@ -1,25 +1,9 @@
-"""The tiny language model the chip decodes, and its float reference.
+"""The tiny language model the chip decodes, and the float reference the chip's integers follow.
 
-One attention layer over a vocabulary of 16 tokens, model dimension 8. A decode step takes the
-current token and the cached keys and values of the tokens before it:
-
-    x = E[token];  q, k, v = x Wq, x Wk, x Wv
-    p = softmax([K_cache; k] q / sqrt(d));  a = p [V_cache; v]
-    h = x + a Wo;  logits = h Wout
-
-Two kinds of model:
-
-* ``structured_model``: its greedy next token is f(t) = (5t + 3) mod 16 whatever the context.
-  The direct path x -> Wout decides the argmax with a margin of 1; the attention path changes
-  every logit, but by at most ``STRUCTURED_ATTENTION_BOUND``, so it can never change the
-  argmax. A window therefore must not change the generated tokens (the chapter's test 6).
-* ``random_model(seed)``: Gaussian weights whose attention path is as strong as the direct one,
-  so which rows are attended (the window) changes the tokens.
-* ``trained_model()``: weights learned from English text (model.lm.train_lm, committed as
-  ``model/lm/data/trained_lm.npz``), whose attention prefers what helps predict the next token.
-
-The float functions here are the reference the chip's integers are compared with.
-"""
+One attention layer over 16 tokens, dimension 8 (a decode step's equations: `float_trace`). Three
+models: ``structured_model`` (greedy next token (5t + 3) mod 16 under any window),
+``random_model(seed)`` (attention as strong as the direct path, so a window changes its tokens)
+and ``trained_model()`` (learned from English text by model.lm.train_lm)."""
 
 from __future__ import annotations
 
@@ -104,7 +88,8 @@ def structured_model(seed: int = 0) -> TinyLM:
     Token t embeds as +e_t (t < 8) or -e_(t-8): two embeddings have inner product 1 (same
     token), -1 (t and t+8) or 0. Column f(t) of Wout is E[t], so the direct logits of t are
     1 at f(t) and at most 0 elsewhere. Attention weights are random, with Wo scaled so that
-    the attention path moves any logit by at most STRUCTURED_ATTENTION_BOUND < 1/2.
+    the attention path moves any logit by at most STRUCTURED_ATTENTION_BOUND < 1/2. A window
+    therefore must not change the generated tokens (the chapter's test 6).
     """
     rng = np.random.default_rng(seed)
     embed = np.vstack([np.eye(DIM), -np.eye(DIM)])
@@ -169,7 +154,12 @@ def as_rows(cache: ArrayLike, dim: int) -> np.ndarray:
 
 
 def float_trace(model: TinyLM, token: int, k_cache: ArrayLike, v_cache: ArrayLike) -> StepTrace:
-    """One decode step attending every cached row plus the new token, with all intermediates."""
+    """One decode step attending every cached row plus the new token, with all intermediates.
+
+        x = E[token];  q, k, v = x Wq, x Wk, x Wv
+        p = softmax([K_cache; k] q / sqrt(d));  a = p [V_cache; v]
+        h = x + a Wo;  logits = h Wout
+    """
     x = model.embed[token]
     q, k, v = x @ model.w_q, x @ model.w_k, x @ model.w_v
     keys = np.vstack([as_rows(k_cache, model.dim), k])

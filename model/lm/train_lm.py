@@ -1,20 +1,9 @@
 """Training the tiny model on the pydoc text (model.lm.corpus): seeded, numpy only, one core.
 
-Teacher-forced next-token prediction: each step draws a batch of random chunks of the training
-text, runs the batched forward pass (model.lm.lm_grad) with the model's own causal attention (or a
-window drawn per batch from ``TrainConfig.windows``), and takes one Adam step on the mean
-cross-entropy plus a small L2 penalty. The penalty keeps every weight tensor's range modest,
-so the chip's per-tensor int8 scales (model.compiler.calibrate) lose little precision.
-
-``TrainConfig(attention=False)`` trains the same architecture with the attention path off
-(Wo fixed at zero, so h = x): the baseline that says what attention adds.
-
-Reproduce the committed weights (model/lm/data/trained_lm.npz; about 13 s)::
-
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m model.lm.train_lm
 
-The same seed gives the same weights bit for bit on the same machine and numpy.
-"""
+Teacher-forced; Adam on the cross-entropy plus a small L2 penalty (modest ranges for the chip's
+int8 scales). The same seed gives the same weights bit for bit on the same machine and numpy."""
 
 from __future__ import annotations
 

@@ -1,24 +1,9 @@
 """What a window changes, measured against full attention on the same teacher-forced text.
 
-For each window W and number of attention sinks S (model.kv.step_rule keeps the first S rows), the
-model reads the same token sequences with full attention and with the window. Per step:
-
-* agreement: does the windowed argmax equal the full-attention argmax?
-* KL(full || windowed): how far the windowed next-token distribution moved, in nats;
-* the windowed model's cross-entropy on the text's real next token: whether the window made
-  the prediction worse or better (a window can help a model that has no positional encoding:
-  its full attention is a bag of every earlier token, a window a bag of the recent ones).
-
-Two ways to read a sequence give the logits:
-
-* ``float_reader``: model.lm.tiny_lm.float_logits, the float reference;
-* ``chip_reader`` (model.host.decode): the reference machine, teacher-forced; the
-  decision is the chip's ARGMAX of its int8 logits, the distribution its logits dequantized
-  with the program's scale (``StepRecord.logits``). Each decode calibrates as the chip's host
-  does, so this costs about 0.1 s a sequence and setting.
-
-Both go through one ``window_table``, for any model (trained or random).
-"""
+For each window W and sink count S, a model reads the same sequences with full attention and with
+the window; per step: argmax agreement, KL(full || windowed) in nats, and the windowed model's
+cross-entropy on the text's real next token. One ``window_table`` serves any model and either
+reader: ``float_reader`` (the float reference) or model.host.decode's ``chip_reader``."""
 
 from __future__ import annotations
 

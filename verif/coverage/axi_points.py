@@ -1,16 +1,9 @@
-"""Functional coverage of the AXI4 port's traffic: ``axi.burst_cg``, sampled by the memory
-interface unit's block test (verif/tests/blocks/mem_if_cocotb.py), which sees every burst on the
-port.
+"""Functional coverage of the AXI4 port's traffic: the covergroup ``axi.burst_cg``.
 
-* ``beats``: bursts of 1, 2 .. 15, 16 .. 255 and 256 beats (reads and writes);
-* ``split_at_4k``: a burst that ends on a 4 KB boundary because a stream was cut there;
-* ``back_to_back``: two read bursts handshaken in consecutive cycles;
-* ``reads_outstanding``: the unit at its declared limit of reads outstanding (READS_MAX);
-* ``error_response``: an error response to a read and to a write.
-
-The block test asserts that every bin was hit (`holes`), so the stimulus cannot quietly stop
-covering one; the run folder's coverage.yml joins the regression's merged report.
-"""
+Its points: burst lengths, bursts cut at a 4 KB boundary, back-to-back reads, reads outstanding at
+the unit's limit, error responses. The memory interface unit's block test samples every burst
+(verif/tests/blocks/mem_if_cocotb.py) and asserts every bin hit (`holes`), so that its stimulus
+cannot quietly stop covering one; its coverage.yml joins the regression's merged report."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """cocotb-coverage's YAML through libyaml: the same documents, written and read 5 to 7x faster.
 
-cocotb-coverage writes a coverage database with PyYAML's pure-Python emitter (``yaml.dump``) and
-reads one with its pure-Python parser (``yaml.safe_load``). Every simulation test exports its
-database (0.1 s a decode run on the pure-Python emitter) and every report merges them, so this
-module lets both calls run on libyaml, PyYAML's C implementation, which emits the same bytes and
-parses the same values. PyYAML's wheels ship with libyaml; without it everything stays as it was.
-"""
+cocotb-coverage writes and reads its database with PyYAML's pure-Python emitter and parser; every
+simulation test exports one (0.1 s a decode run) and every report merges them. This module lets
+both run on libyaml, PyYAML's C implementation (the same bytes, the same values), when PyYAML's
+wheel has it; without it everything stays as it was."""
 
 from __future__ import annotations
 

@@ -1,25 +1,9 @@
-"""The whole chip's pins (chip_harness): start, await done, read the status; its memory.
+"""The whole chip's pins (chip_harness): start a run, await done, read the status and the memory.
 
-Everything the testbench does to the chip's pins lives here, so the chip agent's driver and
-monitor share one implementation. A run pulses `start` and then waits for `done` with a single
-trigger raced against the watchdog: no per-cycle Python between start and done.
-
-The watchdog is the harness's own (chip_harness.v built with CHIP_HARNESS_RECORD: a cycle
-counter that raises `watchdog_expired`) when it has one, else a cocotb Timer. A Timer pending
-through the run slowed every simulated cycle on Verilator: measured 1.86 ms against 1.59 ms a
-run of 2,600 cycles (15%). When it fires, ChipHung says what the chip was doing: the
-controller's pc and state, the unit selected, the last address handshake on the memory port.
-The same harness keeps three logs (verif.kit.event_log): the memory port's writes (the agent's
-write monitor reads them after each done), and the scratchpad's writes and the instructions'
-phases, which only a failed run reads (verif/scoreboard/locate.py).
-
-The memory (hw/tb/axi_ram.v) runs the profile the run's plusargs name (sim/mem_profile.py).
-After each run the status says what the protocol checker saw (a violation raises
-AxiProtocolError, named by cycle, channel and rule), and, under a profile other than the ideal
-one, the counters are those of the ideal memory (`ideal_view`: the frozen cycles taken out),
-so every comparison with the reference machine stays exact, once the frozen cycles (`wait`)
-are checked against the delays the memory inserted during the run (`check_wait`).
-"""
+The chip agent's driver and monitor share this one implementation. A run pulses `start` and waits
+for `done` with one trigger raced against the watchdog: no Python runs per cycle in between. The
+status read after a run includes the AXI4 protocol checker's verdict and, under a memory profile
+other than the ideal one, the ideal memory's counters (README, "Memory profiles")."""
 
 from __future__ import annotations
 

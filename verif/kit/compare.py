@@ -1,9 +1,8 @@
 """Exact comparison with a prediction, reported as the first difference.
 
-One report for every checker: the scoreboard (named output words, every write), the block
-tests (scratchpad words, and the writes of their harness's write log, first in time) and the
-replay testbench. Counters compare with the reference machine's own
-``model.chip.machine.counter_differences``.
+One report for every checker: the scoreboard (named output words, every write), the block tests
+(scratchpad words and their write log's writes, first in time) and the replay testbench. Counters
+compare with the reference machine's own ``model.chip.machine.counter_differences``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Reading a harness's event log (hw/tb/event_log.v) after the fact.
+"""Reading a harness's event log (hw/tb/event_log.v) after the fact, not every cycle.
 
-A log is a ring of the last DEPTH entries (`log`) and a count of every entry since reset
-(`count`); a reader that remembers how many it has read takes the new ones once a command or a
-run is over, instead of waking in Python every cycle. Entries are read as binary strings, so an
-X or Z stays visible (Icarus), and split into named fields by the layout the harness documents.
-Reading reuses the element handles cocotb caches: making one costs about 10 us, reading one
-1.5 us. The chip's harness keeps three logs (verif/kit/bfm.py), the unit harnesses a write log
-each (verif/kit/write_log.py).
+A log is a ring of the last DEPTH entries and a count of every entry since reset; a reader that
+remembers how many it has read takes the new ones once a command or a run is over. Entries are
+read as binary strings, so an X or Z stays visible, and split into fields by the harness's layout.
 """
 
 from __future__ import annotations

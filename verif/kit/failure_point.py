@@ -1,11 +1,8 @@
-"""Where a failure happened: the record every checker's report carries, and the run folder keeps.
+"""Where a failure happened: the record every checker's report carries and the run folder keeps.
 
-A checker that finds a difference (the scoreboard, a block test, the watchdog) locates it: the
-unit at fault, the instruction (pc and its listing) when a program ran, the cycle within the
-run or command, and the absolute simulation time, so that the waveform viewer can be opened
-there (verif/runs/failure_waves.py). The error it raises carries the point (`LocatedError.point`);
-the run folder keeps it (`write_point`: the pyuvm run's recorder, a block test's report).
-Triage reads the unit back (verif/mutation).
+A checker that finds a difference (the scoreboard, a block test, the watchdog) names the unit at
+fault, the instruction when a program ran, the cycle and the simulation time, so that the waveform
+viewer opens there (verif/runs/failure_waves.py) and triage reads the unit back (verif/mutation).
 """
 
 from __future__ import annotations

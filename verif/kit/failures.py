@@ -1,9 +1,8 @@
 """Failures that survive the end of the test: recorded before they propagate.
 
-When a run-phase task raises, cocotb cancels every other task, and the test's entry coroutine
-only sees a CancelledError. So each run_phase records its exception in the run's recorder
-first; the result file then names the real failure (the scoreboard's first difference, the
-watchdog's step) even though the test is already failing.
+When a run-phase task raises, cocotb cancels every other task and the test's entry coroutine sees
+only a CancelledError. So each run_phase records its exception in the run's recorder first, and the
+result file names the real failure (the scoreboard's first difference, the watchdog's step).
 """
 
 from __future__ import annotations

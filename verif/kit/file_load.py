@@ -1,14 +1,8 @@
 """axi_ram's bulk backdoor: many memory words written in one load, through a file.
 
-A word written through VPI costs microseconds of Python (cocotb's handle, its value, the
-scheduled write), and a decode step loads a few hundred: its input row, its gathered rows, in
-its first step the program and the weights. hw/tb/axi_ram.v reads "@address word" lines with
-$readmemh at the rising clock edge after the testbench asks for it (``backdoor_req`` differs
-from ``backdoor_ack``), so a load of any size costs one file written and one signal set.
-
-A load lands at the next rising edge of the clock: the chip driver starts a run one edge
-later (verif.kit.bfm), after every load of its step. Lines the memory has not read yet stay in
-the file, and the next load adds to them, so loads asked for in one time step all land.
+A word written through VPI costs microseconds of Python and a decode step loads a few hundred, so
+the testbench writes "@address word" lines to a file that hw/tb/axi_ram.v reads with $readmemh at
+the next rising clock edge (README, "Memory written in bulk"): one file written, one signal set.
 """
 
 from __future__ import annotations
@@ -45,7 +39,10 @@ class FileLoad:
         return known(self.ram.backdoor_ack.value, "axi_ram backdoor_ack")
 
     def __call__(self, addresses: np.ndarray, values: np.ndarray) -> None:
-        """Memory word ``addresses[i]`` becomes ``values[i]`` at the next rising clock edge."""
+        """Memory word ``addresses[i]`` becomes ``values[i]`` at the next rising clock edge.
+
+        Lines the memory has not read yet stay in the file and this load adds to them, so every
+        load asked for in one time step lands."""
         lines = "".join(f"@{address:x} {value:x}\n"
                         for address, value in zip(addresses.tolist(), values.tolist(),
                                                   strict=True)).encode()

@@ -1,12 +1,9 @@
 """Bulk backdoor access to a memory array, through a mirror of what the testbench put there.
 
-Backdoor writes cost microseconds per word (1.4 us once an element's handle exists on
-Verilator, about 10 us the first time). The mirror remembers what each word was last written
-or read as, so a bulk write touches only the words that change: the program and weights once
-per program, the gathered rows once per step. Any plain unpacked array of 32-bit words works:
-chip_harness's external memory (``u_mem.mem``) or a block harness's scratchpad
-(``u_sram.mem``). A value with X or Z bits raises UnknownValue, naming the word.
-"""
+Backdoor writes cost microseconds a word, so the mirror remembers what each word was last written
+or read as, and a bulk write touches only the words that change: the program and weights once per
+program, the gathered rows once per step. Any unpacked array of 32-bit words works: chip_harness's
+external memory (``u_mem.mem``) or a block harness's scratchpad (``u_sram.mem``)."""
 
 from __future__ import annotations
 

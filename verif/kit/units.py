@@ -1,14 +1,9 @@
-"""The units each RTL module belongs to: what a report can point at (verif.kit.failure_point).
+"""The units of each RTL module: what a failure report can point at (verif.kit.failure_point).
 
-A report names a unit (the scoreboard's first wrong instruction's, the watchdog's busy unit, a
-block test's own). Most modules belong to one unit; a few are shared: the row buffer serves the
-matrix unit, the softmax unit and the paged DMA; the paged geometry both the controller's checks
-and the paged DMA; the memory interface both the controller's FETCH and the DMA. The scratchpad
-and the top level's wiring belong to every unit. Triage (verif/mutation/rtl_run.py) asks whether
-a caught mutant's report points at a unit of the module it broke: a report that names the
-module itself points at it too; no report can point at an every-unit module rightly or wrongly,
-so their mutants are left out of the share.
-"""
+Most modules belong to one unit; a few are shared (rowmem serves the softmax unit and the paged
+DMA, mem_if the controller's FETCH and the DMA), and sram and chip_top belong to every unit.
+Triage (verif/mutation/rtl_run.py) asks whether a caught mutant's report points at a unit of the
+module it broke; the mutants of an every-unit module are left out of that share."""
 
 from __future__ import annotations
 

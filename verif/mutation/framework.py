@@ -1,14 +1,9 @@
 """Mutation testing, for the host's Python and the chip's Verilog alike.
 
-A mutant replaces one whole line of one file (indentation kept) with a broken version.
-``apply`` makes a copy of the folders a check needs, breaks the copy, and verifies that exactly
-that one line differs from the original: the working tree is never touched, and a mutant whose
-line has drifted away fails loudly instead of testing the unbroken code. ``run_mutants`` runs a
-check on each broken copy, in parallel, and returns one verdict per mutant.
-
-The catalogues live with their users: the host mutants in verif/mutation/host_mutants.py, the RTL
-mutants of the negative decode tests in verif/tests/broken_chips.py.
-"""
+A mutant replaces one whole line of one file with a broken version. ``apply`` breaks a copy of the
+folders a check needs and verifies that exactly that line differs, so the working tree is never
+touched and a drifted line fails loudly; ``run_mutants`` runs a check on each copy, in parallel.
+The catalogues: verif/mutation/host_mutants.py, verif/tests/broken_chips.py (negative decodes)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""The host's mutants: the chapter's 18 one-line breaks of the page table, the window and the
-host, then two of our own that survived a first run (each closed by a new test).
+"""The host's mutants: the chapter's 18 one-line breaks of the page table, the window and the host,
+and two of our own that survived a first run (each closed by a new test).
 
-The window and host mutants break the step rule (model/kv/step_rule.py), which the reference host,
-the float reference and the testbench share: the checks that catch them derive the rule
-independently (exact page counts in closed form, a float recomputation over exactly the last W
-tokens). Tried and left out as equivalent: ``if plan.keep_from is not None:`` becoming
-``if plan.keep_from:`` in the host (a trim to row 0 releases nothing).
-"""
+The window and host mutants break the step rule (model/kv/step_rule.py) that the reference host, the
+float reference and the testbench share, so the checks that catch them derive the rule
+independently (page counts in closed form, a float recomputation over exactly the last W tokens)."""
 
 from __future__ import annotations
 

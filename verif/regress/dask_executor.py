@@ -1,27 +1,9 @@
 """`make regress EXECUTOR=dask`: a suite's node ids as tasks on a dask.distributed cluster.
 
-The node ids are the suite's own (verif/regress/shards.py `collect`, the collection pytest-xdist
-makes). Each becomes one task, submitted most expensive first, that runs on a worker
-
-    python -m pytest -q -p no:xdist -p no:cacheprovider --seeds N --junitxml=<tmp> <node id>
-
-in the worker's working copy (sim.runner's REPO_ROOT as the worker imports it) and returns a
-`TaskResult`: pytest's exit status, the JUnit text, the tail of its output, and the report files
-of the node's run folders (result.json, coverage.yml, coverage.dat, results.xml; waveforms stay
-on the worker), named from the run folders' root (the controller's RUNS_ROOT if it set one, else
-out/runs). The controller writes those files into its own run folders where they differ (on
-this machine, or with a shared filesystem, they are already there), so the coverage report and
-JUnit come out as on the xdist path, also from workers with a copy of the repository of their
-own.
-
-The cluster is a `LocalCluster` on 127.0.0.1 (JOBS worker processes, one thread each, no
-dashboard) unless `DASK_SCHEDULER=tcp://host:port` names a running scheduler.
-
-Builds: each task's pytest builds through sim.runner.build(), whose file lock and stamp make the
-first task on a machine build a configuration while the others needing it wait, then reuse it.
-A warm-up task per worker (`Client.run`) was measured against this and gained nothing (README,
-"Regressions on a farm"): the first tasks of a suite already need the builds.
-"""
+Each node id of the suite (verif/regress/shards.py `collect`) becomes one task, most expensive
+first, that runs its own pytest in the worker's working copy and sends back its JUnit text and its
+run folders' report files; the controller writes them into its own run folders, so that JUnit and
+coverage come out as on the xdist path (README, "Dask (`EXECUTOR=dask`)")."""
 
 from __future__ import annotations
 

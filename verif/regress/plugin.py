@@ -1,19 +1,9 @@
 """pytest plugin of the regressions: a suite, a progress line per test, re-run commands.
 
-Loaded with ``-p verif.regress.plugin`` by ``make regress`` and ``make run`` (not by
-``make test``, whose output stays pytest's own):
-
-- ``--suite NAME`` keeps only the tests of that suite (verif/regress/suites.py);
-- every finished simulation test, and every test that did not pass, prints one line
-  ``[k/N] PASS  test_chapter_decode[icarus-W8-seed1]  12.3 s`` (under pytest-xdist the
-  controller prints them as the workers report);
-- at the end, each failing test's one re-run command (waves on for a simulation test);
-- ``--nodes-file FILE`` keeps only the node ids listed in FILE (one a line: a shard's tests,
-  verif/regress/shards.py), and fails if one of them was not collected;
-- ``--node-info FILE`` writes the kept tests as JSON (node id, simulator, `sim` marker, timeout
-  marker): what the shards and the Dask executor know of a test before running it, and what the
-  xdist path knows of its failures (their re-run commands).
-"""
+Loaded with ``-p verif.regress.plugin`` by ``make regress`` and ``make run``, not ``make test``.
+``--suite NAME`` keeps a suite's tests (verif/regress/suites.py), ``--nodes-file`` a shard's, and
+``--node-info`` writes what the shards and the Dask executor know of each test. Every finished
+simulation and every failure prints one line; the end lists each failure's re-run command."""
 
 from __future__ import annotations
 

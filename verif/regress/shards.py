@@ -2,28 +2,8 @@
 
     python -m scripts.shards --suite full --seeds 20 --shards 8   # print the plan, run nothing
 
-`collect` asks pytest for the node ids a suite runs (the same collection pytest-xdist makes:
-`pytest --collect-only -q -p verif.regress.plugin --suite S --seeds N`), with what the
-shards need to know of each test before it runs: whether it simulates, on which simulator, and
-its timeout marker. Both the Dask executor and the shards start from this list.
-
-`split` deals the nodes into N shards by an estimated cost (`cost`): the most expensive first,
-each to the shard with the least cost so far (ties: the lowest shard), so every job of an array
-computes the same shards from the same suite, seeds and RANDOM_SEED, on any machine. The cost
-is a duration class read from the test's markers, not a measurement (a measured duration would
-differ between the machines of an array, and so would their shards):
-
-| class | cost | seen in out/runs: cocotb's time (and ~2 s start-up per simulation) |
-| --- | --- | --- |
-| pure Python (no `sim` marker) | 1 | well under a second, most of them |
-| a simulation with a timeout marker under 900 s | 3 | blocks, plumbing, negative decodes: 0.1-2 s |
-| a long simulation (timeout 900 s or more), Verilator | 6 | decodes 0.3-1.8 s, random ones 11 s |
-| the same on Icarus | 18 | decodes 6-16 s, random programs 31 s |
-
-A shard writes its own folder, out/shards/<suite>/<i>of<N>/: junit.xml, nodes.txt (its node
-ids), coverage.md, and shard.json (the `Manifest`: what ran, the status, the run folders);
-`python -m scripts.regress --merge` reads the manifests back.
-"""
+`collect` lists a suite's node ids with each one's simulator and timeout; `split` deals them by a
+cost class from the markers, not a measurement, so every job of an array gets the same shards."""
 
 from __future__ import annotations
 
@@ -62,7 +42,7 @@ class Node:
 
     @property
     def cost(self) -> int:
-        """The test's duration class (the module docstring's table): 1, 3, 6 or 18."""
+        """The test's duration class (README, "Shards for job arrays"): 1, 3, 6 or 18."""
         if not self.simulation:
             return 1
         if (self.timeout or 0) < LONG_TIMEOUT_S:

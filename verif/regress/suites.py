@@ -1,15 +1,9 @@
-"""Regression suites: named lists of test x simulator x seed count.
+"""Regression suites: named lists of test x simulator x seed count; adding a test is one line.
 
-A suite is a list of `Entry` lines. An entry names a pytest test (a folder, a file, or
-file::function), optionally narrows it to some simulators and parameter ids (`ids=("W8",)`
-keeps only the W8 case of a parametrized test), and caps its seeds: a test whose stimulus
-does not depend on the seed (the structured model decodes greedily) runs once however many
-seeds the regression asks for. To add a test to a suite, add one line.
-
-    make regress SUITE=full SEEDS=20 JOBS=2
-
-`select` is what the pytest plugin (verif/regress/plugin.py) uses to keep a suite's tests.
-"""
+An `Entry` names a test (a folder, a file or file::function), optionally narrowed to simulators and
+parameter ids (`ids=("W8",)`), and caps its seeds: a test whose stimulus ignores the seed runs once.
+`select` is what the pytest plugin (verif/regress/plugin.py) uses to keep a suite's tests. Run one
+with ``make regress SUITE=full SEEDS=20 JOBS=2``."""
 
 from __future__ import annotations
 

@@ -1,22 +1,9 @@
 """Simulation tests that share a build run in one simulator process: a pytest plugin.
 
-A simulation test declares its simulation with ``@pytest.mark.sim_job(launch=factory)``: called
-with the test's parameters (``sim``, ``seed``, ...) and ``node`` (its pytest node id), ``factory``
-returns the Launch (verif.runs.launch) of that test alone. A test parametrized by ``profile`` runs
-under that memory profile (sim.mem_profile: its plusargs join the Launch here, once for every kind
-of job). The test takes its run from the ``sim_run`` fixture. The first test of a group to ask for
-its run launches every test of its group that this pytest process will run, one simulator process
-per build (and plusargs), and each test then reads its own run: its own seed, run folder, result
-file, verdict, failure message and re-run command. A job the simulator did not finish is run again
-alone (verif.runs.launch.run_launches), so the test that crashed a process is named by its own
-failure.
-
-A group is the tests of one file on one simulator (``scope_of``). Under pytest-xdist every group
-goes to one worker whole (``SimScopeScheduling``: xdist's load-scope scheduling with this scope,
-the largest groups first), so a worker never launches a test another worker runs; every other test
-is a group of its own and spreads as under ``--dist load``. Without xdist the session is one
-process and the groups hold. Under the other xdist modes tests run one by one.
-"""
+A test declares its simulation with ``@pytest.mark.sim_job(launch=factory)`` (``factory`` gets the
+test's parameters and ``node`` and returns that test's Launch) and reads its own run from the
+``sim_run`` fixture. A group is the tests of one file on one simulator (``scope_of``): the first to
+ask launches the whole group, and under pytest-xdist a group goes to one worker whole."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""Results kept on disk under build/, as JSON, named by a digest of everything they depend on.
+"""Results kept on disk under build/ as JSON, named by a digest of everything they depend on.
 
 A result that is a pure function of its inputs and of model/'s code (a calibration, the trained
-model's report) is computed once per machine and read back by every later run: its file is
-named by a digest of the inputs and of model/'s sources, so a change to any of them misses and
-recomputes. Files are written atomically (parallel runs may share the folder), and a folder that
-cannot be written, or a file that cannot be read, only costs the computation.
+model's report) is computed once per machine: a change to an input or to model/'s sources changes
+the name, so it is computed again. An unwritable folder or unreadable file only costs the work.
 """
 
 from __future__ import annotations

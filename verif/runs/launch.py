@@ -1,10 +1,9 @@
 """Running the decode environment from pytest or a script: build once, run, read the result.
 
-`chip_build` is the build of chip_harness with the RTL and the external memory model, shared by
-every run of a simulator. `run_decode`, `run_serving` and `run_programs` run one uvm_test of
-verif/tests/uvm_tests.py in its own run folder and return the result file, also when the
-simulation failed (the failure is kept, not raised, so negative tests can inspect it).
-"""
+`chip_build` is the chip_harness build every run on a simulator shares. `run_decode`,
+`run_serving` and `run_programs` run one uvm_test of verif/tests/uvm_tests.py in its own run
+folder and return the result file, also when the simulation failed: the failure is kept, not
+raised, so that negative tests can inspect it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The decode plans the tests, the main job and the report share: one definition each.
 
-The chapter's three decodes (32 steps of the structured model with W = None, 8, 4, pages of 4
-rows); its exercises 1 (W = 8 with pages of 1, 2, 4, 8 and 16 rows) and 3 (W = 8 with 2
-attention sinks); the random-model plan, the fork plan and the short plan of the negative tests;
-chip gather's; the trained model's decodes (issue 23), greedy and teacher-forced on held-out text.
-"""
+The chapter's three decodes (32 steps of the structured model, W = None, 8, 4, pages of 4 rows);
+its exercises 1 (W = 8, pages of 1, 2, 4, 8, 16 rows) and 3 (W = 8, 2 attention sinks); the
+random-model plan, the fork plan, the negative tests' short plan and chip gather's; the trained
+model's decodes, greedy and teacher-forced on held-out text."""
 
 from __future__ import annotations
 

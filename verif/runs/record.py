@@ -1,15 +1,9 @@
 """The run's result file: written at the end of every simulation, passed or failed.
 
-pytest reads it after the simulator exits: the per-step counters (to compare with the reference
-machine), the tokens of each decode, the failure report of a negative test, the timings and the
-coverage files. Writing it from a ``finally`` makes it exist even when a test fails.
-
-A serving run keeps its numbers (``serving_summary``): tokens generated, the chip's cycles as
-its counters reported them, tokens and request steps per 1,000 cycles, pages in use, the
-scheduler's counts (preemptions, prefix-cache hits and evictions, the recompute tax), the
-gather mode, the words the page-table agent wrote for the cached rows and every request's
-generated tokens, so that the two modes can be compared token for token.
-"""
+pytest reads it after the simulator exits: the per-step counters to compare with the reference
+machine, each decode's tokens, a negative test's failure report, the timings and coverage files,
+and a serving run's numbers (``serving_summary``). It is written from a ``finally``, so that it
+exists even when a test fails."""
 
 from __future__ import annotations
 

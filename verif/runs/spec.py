@@ -1,10 +1,9 @@
 """What a run is asked to do: a decode (``DecodeSpec``) or a serving workload (``ServingSpec``).
 
 Plain dataclasses that travel as JSON from pytest into the simulator (``DECODE_PLAN``,
-``SERVING_SPEC``) and back out in the run's result file, so both sides name a run the same way.
-Each builds what it describes from model/ (a decode's programs and reference decode, a serving
-run's scheduler), calibrated through the disk cache.
-"""
+``SERVING_SPEC``) and back in the result file, so that both sides name a run the same way. Each
+builds what it describes from model/ (a decode's programs and reference decode, a serving run's
+scheduler), calibrated through the disk cache."""
 
 from __future__ import annotations
 

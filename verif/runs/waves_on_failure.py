@@ -1,13 +1,8 @@
-"""pytest plugin: a failing simulation test is run again once, alone, with waves, and its failure
-report says where the waves are and the two command lines that open them at the failure.
+"""pytest plugin: a failing simulation test is run again once, alone, with waves on.
 
-The run again happens while pytest makes the failing test's report (verif/runs/failure_waves.py
-does it): the verdict and the failing run's report stay as they were, and a section "waves of
-this failure" is added to the report (in the terminal, under xdist and in JUnit). A pyuvm test
-(``sim_job``, verif/runs/batching.py) runs its Launch again; a block test, the run_test call its
-SimulationFailed carries. Anything else that fails (a build, a pure-Python test) is not run
-again, nor is a test pytest-timeout stopped (nothing would stop it a second time). Registered
-in pytest.ini; WAVES_ON_FAILURE=0 or WAVES=1 switch it off (failure_waves.wanted).
+While pytest makes the failing test's report, verif/runs/failure_waves.py repeats the run; the
+verdict stays, and a section "waves of this failure" names the waves and the commands that open
+them at the failure. Registered in pytest.ini; WAVES_ON_FAILURE=0 or WAVES=1 turn it off.
 """
 
 from __future__ import annotations

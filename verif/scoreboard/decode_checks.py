@@ -1,17 +1,9 @@
 """Decode-level checks: what a whole decode must show beyond its steps matching one by one.
 
-The scoreboard compares every chip run with its prediction. These check the decode as a whole,
-once per test (the decode test's check_phase), against closed forms derived independently of
-the step rule they check: the structured model follows f(t) = (5t + 3) mod 16 under every
-window; a teacher-forced decode used its forced tokens; the pages in use after every step are
-the chapter's exact count (model.kv.step_rule.pages_held); one program was compiled per context
-that occurred; and the cycles per step grow with the context until the window fills, then stay
-flat. Pure functions: the unit tests feed them hand-made decodes.
-
-``decode_verdicts`` is what a run records (the result file's ``verdicts``: each check's
-problems, empty when it held), so reports read the checks' verdicts instead of deriving them
-again.
-"""
+Checked once per decode test (its check_phase) against closed forms derived independently of the
+step rule they check: the tokens, the pages in use, one program per context, and cycles that stop
+growing once the window is full. Pure functions; ``decode_verdicts`` is what a run records, so that
+reports read the verdicts instead of deriving them again."""
 
 from __future__ import annotations
 

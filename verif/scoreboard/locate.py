@@ -1,25 +1,9 @@
 """From a failing run to its cause: the first instruction whose writes or cycles differ.
 
-The scoreboard's first difference says what is wrong at the end of a run (a logits word, a
-counter). The cause is usually earlier: a MATMUL wrote a wrong scratchpad word that a SOFTMAX
-read and a STORE copied out. So, for a run that failed, the reference machine runs the item
-again with its trace on (model.chip.machine's `Executed`: each instruction's cycles and the words it
-wrote), and the harness's logs are read (chip_harness.v: every scratchpad and external write with
-the pc and cycle it happened in, and the first cycle of each instruction's FETCH and CHECK). In
-program order, the first instruction that
-
-1. stopped with another error than the reference machine there (its CHECK: the controller's;
-   BAD_PAGE: the paged DMA's table phase), or
-2. wrote a different word, left one out, or wrote one the reference machine did not (scratchpad
-   or external memory), or
-3. took other cycles than its cost formula gives (its FETCH and CHECK: the controller's; its
-   EXEC: its unit's), or was not the instruction the reference machine ran there,
-
-is the point: its pc and listing, its unit, the cycle (the run's, frozen cycles left out, as the
-reference machine counts) and the simulation time. With every instruction right, a wrong error
-code or counter is the controller's (it checks the instructions and keeps the counters); an
-event counter's reporting units (model.chip.machine.EVENTS_FROM) are named as the other suspects.
-"""
+The scoreboard's first difference is at the end of a run (a logits word, a counter); the cause is
+usually earlier (a MATMUL's wrong word that a SOFTMAX read and a STORE copied out). So the
+reference machine runs the item again with its trace on, and its instructions are compared one by
+one with the harness's logs of writes and phases (README, "Reading a failure report")."""
 
 from __future__ import annotations
 
@@ -70,7 +54,12 @@ class Located:
 def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
            counters: Counters | None = None, time_of=lambda bus_cycle: None,
            where: str = "") -> Located:
-    """The first wrong instruction of a run the scoreboard found different (module docstring).
+    """The first wrong instruction of a run the scoreboard found different.
+
+    In program order, the first instruction that was not the one the reference machine ran
+    there, stopped with another error, wrote a different, missing or stray word (scratchpad or
+    external memory), or took other cycles than its cost formula; with every instruction right,
+    a wrong error code or counter is the controller's.
 
     ``error`` is the chip's (error code, error pc) and ``counters`` its counters; ``time_of``
     turns a bus cycle into the simulation time; ``where`` names the run (its step, requests

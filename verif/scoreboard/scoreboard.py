@@ -1,23 +1,9 @@
 """The scoreboard: every chip run predicted once by the reference machine and compared exactly.
 
-The chip driver publishes each item as it starts it; the write monitor publishes each word the
-chip writes on its memory port; the monitor publishes what the chip reported after done. The
-observation's `write` pairs it with the oldest unpaired item and with every write received
-since the previous run ended (a run writes only between its start and its done, at least a
-cycle before done rises, so all of its writes have arrived and none of the next run's can
-have), runs the item's memory image through model.chip.machine (the only prediction of that run)
-and compares at once, in the monitor's own call: the error code and pc, every word the chip
-wrote and the reference machine wrote (the same set of addresses, each with the same final
-value: a stray write anywhere in memory is named by its address), in a step the output
-region (logits, tokens, k_new, v_new, by name), and every counter. The first difference is
-raised with the run, the address or counter, expected and got, the seed and the waveform
-path, before anything else sees the run: pyuvm's logger.error would not fail the test. The
-report then names the first wrong instruction, its unit and the cycle (verif/scoreboard/
-locate.py), and the error carries that point (verif.kit.failure_point) for the waveforms. An X or
-Z on any output, or on the address or data of a write, is raised as UnknownValue.
-check_phase refuses a run that compared nothing, left an item unpaired or saw the chip write
-after its last run ended.
-"""
+A run's observation is paired with the oldest unpaired item and the writes since the previous run,
+and compared at once: error code and pc, every written word (a stray write is named by address),
+the named outputs, every counter. The first difference is raised, not logged: pyuvm's logger.error
+would not fail the test. check_phase refuses a run that compared nothing."""
 
 from __future__ import annotations
 
@@ -84,7 +70,8 @@ class Scoreboard(uvm_subscriber):
         self.check(item, observation, self.run_writes())
 
     def run_writes(self) -> list[MemWrite]:
-        """Every write received since the previous run ended, in bus order: this run's."""
+        """Every write received since the previous run ended, in bus order: this run's (a run
+        writes only after its start, and at least a cycle before its done rises)."""
         writes = []
         ok, write = self.writes.try_get()
         while ok:

@@ -1,12 +1,9 @@
 """The machine-readable testplan: load it, check it against the tree, render it, annotate it.
 
-Each testpoint has a name, a goal, its stimulus, its checks, the tests that implement it
-(pytest selections: a folder, a file, or file::function) and the coverage points that measure
-it. `problems()` lists every way the plan and the tree disagree (a test no testpoint selects, a
-selection or coverage point that does not exist, a role's class or file missing, a count the
-plan states that model/ does not); `markdown()` is verif/TESTPLAN.md; `results()` annotates
-each testpoint with the outcome of its tests in a run (a JUnit file).
-"""
+Each testpoint names its goal, stimulus, checks, the tests that implement it (pytest selections)
+and the coverage points that measure it. `problems()` lists every way the plan and the tree
+disagree, `markdown()` is verif/TESTPLAN.md, and `results()` annotates each testpoint with the
+outcome of its tests in a run (a JUnit file)."""
 
 from __future__ import annotations
 
@@ -78,7 +75,9 @@ def model_facts() -> dict[str, int]:
 
 def problems(plan: Testplan, nodeids: Iterable[str], coverage_points: set[str],
              root: Path = REPO_ROOT) -> list[str]:
-    """Every way the plan and the tree disagree; empty when they agree."""
+    """Every way the plan and the tree disagree; empty when they agree: a test no testpoint
+    selects, a selection or coverage point that does not exist, a role's class or file missing,
+    a count the plan states that model/ does not."""
     nodeids = list(nodeids)
     found = [f"no testpoint selects {n}" for n in nodeids
              if not any(p.selects(n) for p in plan.testpoints)]

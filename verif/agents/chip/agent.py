@@ -1,11 +1,8 @@
 """The chip agent: sequencer, driver and the two monitors of one chip_harness.
 
-The monitors are always built: `monitor` (ChipMonitor: status, counters and outputs after each
-done) and `write_monitor` (ExtWriteMonitor: every word written on the memory port, from the
-harness's write log, which the chip monitor has it read after each done, before the run's
-observation goes out; else a cocotb-bus BusMonitor). The sequencer and the driver only when
-the agent is active (ConfigDB `is_active`), so a passive agent observes a chip someone else
-drives.
+The monitors are always built: `monitor` (status, counters and outputs after each done) and
+`write_monitor` (every word written on the memory port). The sequencer and the driver only when the
+agent is active (ConfigDB `is_active`), so that a passive agent observes a chip someone else drives.
 """
 
 from __future__ import annotations

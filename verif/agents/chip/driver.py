@@ -1,9 +1,8 @@
-"""The chip agent's driver: load, start, await done. No per-cycle Python between the two.
+"""The chip agent's driver: load, start, await done, with no per-cycle Python between the two.
 
-Memory is loaded in bulk through the mirror (verif.kit.memory): an item's loads, of which only
-the words that changed are written (the program and the weights when the program changes, the
-x rows every step; the page-table agent writes the cached rows). The watchdog is the program's
-closed-form cycle cost (model.chip.isa.program_cycles) plus a margin.
+Memory is loaded in bulk through the mirror (verif.kit.memory), which writes only changed words:
+the program and the weights when the program changes, the x rows every step (the page-table agent
+writes the cached rows). The watchdog is the program's closed-form cycle cost plus a margin.
 """
 
 from __future__ import annotations

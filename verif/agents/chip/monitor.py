@@ -1,17 +1,9 @@
 """The chip agent's monitor and its transaction: what the chip reports after each run.
 
-One trigger per run (the rising edge of done), then one backdoor read of the status, the cycle
-and event counters (what the chip-side coverage samples) and, when the env has a step layout,
-its output region: the only place the testbench reads the chip's status. Just before it
-publishes the run, it has the agent's write monitor publish the run's writes, so that the
-scoreboard holds every write of a run when the run's observation arrives. An X or Z is not
-raised here, where the step is unknown: it travels in the observation, and the scoreboard
-raises it as UnknownValue with its step.
-
-Everything in a ChipObservation comes from the RTL after done; nothing comes from the reference
-model or is inferred from the program, so a chip-side coverage hole means the hardware did not
-do it.
-"""
+On each rising edge of done, one backdoor read of the status, the counters and the output region,
+after the write monitor has published the run's writes, so that the scoreboard holds them all when
+the observation arrives. Everything observed comes from the RTL after done, never from the
+reference model: a chip-side coverage hole means the hardware did not do it."""
 
 from __future__ import annotations
 
@@ -30,7 +22,10 @@ from verif.kit.profiling import PROFILE
 
 @dataclass
 class ChipObservation:
-    """One run of the chip, as observed at its pins and memory after done."""
+    """One run of the chip, as observed at its pins and memory after done.
+
+    An X or Z is not raised here, where the step is unknown: it travels in ``unknown``, and the
+    scoreboard raises it as UnknownValue with its step."""
 
     status: ChipStatus | None  # None when a status port was X or Z (see `unknown`)
     outputs: np.ndarray  # the step layout's output region, uint32 (empty without a layout)

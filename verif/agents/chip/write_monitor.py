@@ -1,25 +1,9 @@
 """The chip agent's write monitor: every word the chip writes to its external memory.
 
-A word is written in each cycle that has both req and we of chip_harness's memory port high
-(the `mem_*` ports of chip_harness: one per W beat the memory accepts; hw/tb/axi_ram.v stores
-it at the rising edge that ends the cycle). `ExtWriteMonitor` (a uvm_monitor) publishes one
-`MemWrite` per word, in bus order, on its analysis port; the scoreboard takes all the writes
-it holds when the run's done arrives and compares them with the words the reference machine's
-STOREs wrote.
-
-Where the writes come from. The harness of verif/runs/launch.py's builds (CHIP_HARNESS_RECORD) logs
-every write in HDL (chip_harness.v's `u_wlog`: with its cycle and the controller's pc, so that a
-wrong word can be traced to the instruction that wrote it); the chip monitor has this monitor
-read the run's new entries once, after done and before it publishes the run's observation
-(`publish_run`), so a run's writes always reach the scoreboard before its observation, and
-`extract_phase` publishes any write made after the last run (the scoreboard's check_phase
-fails on it). Nothing runs in Python while the chip writes. Without the log (a harness built
-without the define) `ExtWriteBusMonitor`, a cocotb-bus `BusMonitor` on the same four ports,
-samples each write mid-cycle as it happens: it sleeps on the rising edge of mem_we, then wakes
-on each falling clock edge until we falls. Measured on the chapter's 96 steps
-(verif/bench/testbench.py's plan) on Verilator: the bus monitor's wakes cost about 0.5 ms a decode
-step (a step writes 33 words in 4 STOREs); reading the log, about 0.1 ms.
-"""
+A word is written in each cycle with req and we of chip_harness's memory port high (one per W beat
+the memory accepts). `ExtWriteMonitor` publishes one `MemWrite` per word, in bus order, for the
+scoreboard. The words come from the harness's write log, read once after each done, so nothing runs
+in Python while the chip writes; a harness without the log gets a cocotb-bus monitor instead."""
 
 from __future__ import annotations
 

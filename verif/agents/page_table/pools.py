@@ -1,13 +1,9 @@
 """Chip gather's KV pools in the chip's memory, as the page-table agent keeps and checks them.
 
-The pools live at the layout's addresses (model.compiler.layout.Layout.pools) and the chip
-reads and writes the rows itself (PLOAD, PSTORE, PCOPY); the agent writes block tables only.
-This keeps the memory side: the pools zeroed at the start (a fresh page table's pool is
-zero), checked after every step against the page table's pool word for word (pool
-conservation: every held page holds exactly its rows and every free page what it held when it
-was freed), the pages a block table names that were freed once (coverage), and the BAD_PAGE
-test's corrupted table.
-"""
+The chip reads and writes the rows itself (PLOAD, PSTORE, PCOPY); the agent writes block tables
+only. This keeps the memory side: the pools zeroed at the start, checked after every step against
+the page table's pool word for word, the freed pages that block tables name again (coverage), and
+the BAD_PAGE test's corrupted table."""
 
 from __future__ import annotations
 
@@ -52,7 +48,8 @@ class ChipPools:
         return replace(inputs, requests=(replace(request, table=table),))
 
     def check(self, table: PageTable, where: str) -> None:
-        """Pool conservation: the chip's pools, read back, against the page table's pool."""
+        """Pool conservation: the chip's pools, read back, against the page table's pool (every
+        held page holds exactly its rows, every free page what it held when it was freed)."""
         start, end = self.layout.pools
         problems = pool_differences(self.layout, self.memory.read(start, end - start), table)
         if problems:

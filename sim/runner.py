@@ -435,13 +435,26 @@ def failure_stop_ns(results_xml: Path) -> float | None:
     """When the first failing cocotb test of a results file stopped, in ns: the simulation time
     at which it raised (cocotb's ``sim_time_stop`` property, in its ``sim_time_unit``); None
     when no test failed or the file does not exist."""
-    if not Path(results_xml).exists():
+    stops = [_stop_ns(case) for case in _cases(results_xml) if _failed(case)]
+    return next((stop for stop in stops if stop is not None), None)
+
+
+def run_stop_ns(results_xml: Path) -> float | None:
+    """When the last cocotb test of a results file stopped, in ns: how long the simulation ran,
+    and so how long its waves last; None when the file does not exist or records no time."""
+    stops = [_stop_ns(case) for case in _cases(results_xml)]
+    return max((stop for stop in stops if stop is not None), default=None)
+
+
+def _cases(results_xml: Path) -> list[ET.Element]:
+    return list(ET.parse(results_xml).iter("testcase")) if Path(results_xml).exists() else []
+
+
+def _stop_ns(case: ET.Element) -> float | None:
+    found = {p.get("name"): p.get("value") for p in case.iter("property")}
+    if "sim_time_stop" not in found:
         return None
-    for case in filter(_failed, ET.parse(results_xml).iter("testcase")):
-        found = {p.get("name"): p.get("value") for p in case.iter("property")}
-        if "sim_time_stop" in found:
-            return float(found["sim_time_stop"]) * NS_PER_UNIT[found.get("sim_time_unit", "ns")]
-    return None
+    return float(found["sim_time_stop"]) * NS_PER_UNIT[found.get("sim_time_unit", "ns")]
 
 
 def _failure_message(b: Build, run: TestRun, module: str, sim_error, rerun: bool) -> str:

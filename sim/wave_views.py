@@ -7,9 +7,14 @@ in its own time unit: the SI unit at or below the dump's tick (a dump that ticks
 shown in ps), and its zoom is log2 of the pixels per unit (0 down to -62). Surfer runs a
 command file's lines after starting (``load_file``, ``variable_add``, ``scope_add``,
 ``zoom_fit``, ``zoom_in`` halving the view, ``cursor_set`` and ``marker_set <name>`` in the
-dump's ticks, ``goto_cursor``; ``#`` starts a comment). Both simulators dump with a 1 ps tick
-(sim.runner.TIMESCALE's precision), read from the file itself (sim.fst). The view spans
-WINDOW_CYCLES clock periods (sim.runner.CLOCK_NS) around the moment.
+dump's ticks, ``goto_cursor``; ``#`` starts a comment). The view spans WINDOW_CYCLES clock
+periods (sim.runner.CLOCK_NS) around the moment.
+
+What the files need to know of a dump is known without reading it, but for a block's signals:
+both simulators tick in the build's precision (sim.runner.TIMESCALE: DUMP_TICK), and a run's
+waves last as long as its cocotb tests ran (sim.runner.run_stop_ns, from results.xml in the
+dump's folder). The chip's signals are hw/gtkwave/chip.gtkw's; a block's are its harness's top
+scope, read from the dump by pywellen (a maintained FST and VCD reader).
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+import pywellen
+
 from model.paths import REPO_ROOT
-from sim.fst import FstHeader, read_header, scope_variables
-from sim.runner import CLOCK_NS
+from sim.runner import CLOCK_NS, TIMESCALE, run_stop_ns
 
 SAVE_FILE = "waves.gtkw"
 COMMAND_FILE = "waves.sucl"
@@ -36,6 +42,28 @@ NAMED_MARKER_A = "A"
 OWN_LINES = ("[*]", "[dumpfile", "[savefile]", "[timestart]", "*", "[markername")
 FILTER_LINE = re.compile(r"^(\^[<>]?\d+) (.+)$")  # a translate filter: ^N file, ^>N process
 VECTOR_RANGE = re.compile(r"\[[^\]]*\]$")
+SI_EXPONENTS = {"s": 0, "ms": -3, "us": -6, "ns": -9, "ps": -12, "fs": -15}
+NOT_SIGNALS = ("Parameter",)  # constants a dump declares beside the signals
+
+
+def tick_exponent(precision: str) -> int:
+    """The power of ten seconds of a Verilog time such as ``1ps`` (-12) or ``10ps`` (-11)."""
+    found = re.fullmatch(r"(1|10|100)\s*(s|ms|us|ns|ps|fs)", precision)
+    if not found:
+        raise ValueError(f"not a Verilog time precision: {precision!r}")
+    return len(found[1]) - 1 + SI_EXPONENTS[found[2]]
+
+
+DUMP_TICK = tick_exponent(TIMESCALE[1])  # a dump's tick is 10**DUMP_TICK s: -12, 1 ps
+
+
+@dataclass(frozen=True)
+class DumpTime:
+    """How a dump counts time: its tick (10**exponent s) and how long its run lasted, in ns
+    (None: no record of it)."""
+
+    run_ns: float | None
+    exponent: int = DUMP_TICK
 
 
 @dataclass(frozen=True)
@@ -74,6 +102,28 @@ def scope_layout(waves: Path, scope: str) -> Layout:
                   [f"scope_add {scope}"])
 
 
+def scope_variables(waves: Path, scope: str) -> list[str]:
+    """The signals declared directly in the dump's top-level scope ``scope``, in the dump's
+    order, as GTKWave names them: ``scope.x[31:0]`` for a vector, ``scope.x`` for a bit.
+
+    pywellen gives a vector's width, not its declared range: every harness declares its vectors
+    ``[N-1:0]``. (A ``[0:0]`` wire, an AXI ID, is named as a bit: Icarus names it so too,
+    Verilator as ``x[0:0]``, which GTKWave then does not find; Surfer adds the whole scope.)"""
+    if not Path(waves).is_file():  # pywellen panics on a missing file
+        raise FileNotFoundError(f"no waves at {waves}")
+    dump = pywellen.Waveform(str(waves), stream_only=True)
+    top = next((found for found in dump.scopes() if found.name == scope), None)
+    if top is None:
+        raise ValueError(f"{waves} has no top-level scope {scope}")
+    return [f"{scope}.{_gtkwave_name(var)}" for var in top.vars()
+            if var.var_type not in NOT_SIGNALS]
+
+
+def _gtkwave_name(var: pywellen.Var) -> str:
+    vector = var.is_bit_vector and var.bitwidth > 1  # a real or a string has no range
+    return f"{var.name}[{var.bitwidth - 1}:0]" if vector else var.name
+
+
 def _is_signal(line: str) -> bool:
     return bool(line) and (line[0].isalnum() or line[0] in "_\\")
 
@@ -90,24 +140,25 @@ def write_viewers(folder: Path, waves: Path, time_ns: float | None, layout: Layo
     """Write the save file and the command file into ``folder``: ``waves`` shown with
     ``layout``, at ``time_ns`` (None: the whole run, no marker); ``note`` heads both."""
     waves, folder = Path(waves).resolve(), Path(folder).resolve()
-    header = read_header(waves)
+    dump = DumpTime(run_stop_ns(waves.parent / "results.xml"))
     save, commands = folder / SAVE_FILE, folder / COMMAND_FILE
-    save.write_text(save_file_text(waves, save, header, time_ns, layout, note))
-    commands.write_text(command_file_text(waves, header, time_ns, layout, note))
+    save.write_text(save_file_text(waves, save, dump, time_ns, layout, note))
+    commands.write_text(command_file_text(waves, dump, time_ns, layout, note))
     return Viewers(save, commands, f"gtkwave {shlex.quote(str(waves))} {shlex.quote(str(save))}",
                    f"surfer --command-file {shlex.quote(str(commands))}")
 
 
-def save_file_text(waves: Path, save: Path, header: FstHeader, time_ns: float | None,
+def save_file_text(waves: Path, save: Path, dump: DumpTime, time_ns: float | None,
                    layout: Layout, note: str = "") -> str:
     """A GTKWave save file: the marker and named marker A at ``time_ns``, the view around it
-    (no time: the whole run, no marker)."""
+    (no time: the whole run, or the window from 0 when its length is not known; no marker)."""
+    window_ns = WINDOW_CYCLES * CLOCK_NS
     if time_ns is None:
         marker, start = -1, 0
-        zoom = gtkwave_zoom(gtkwave_time(run_ns(header), header.exponent))
+        zoom = gtkwave_zoom(gtkwave_time(dump.run_ns or window_ns, dump.exponent))
     else:
-        marker = gtkwave_time(time_ns, header.exponent)
-        zoom = gtkwave_zoom(gtkwave_time(WINDOW_CYCLES * CLOCK_NS, header.exponent))
+        marker = gtkwave_time(time_ns, dump.exponent)
+        zoom = gtkwave_zoom(gtkwave_time(window_ns, dump.exponent))
         start = max(0, marker - VIEW_PIXELS * 2 ** -zoom // 2)
     lines = [f"[*] {note}" if note else "[*]",
              f'[dumpfile] "{waves}"', f'[savefile] "{save}"', f"[timestart] {start}",
@@ -117,14 +168,14 @@ def save_file_text(waves: Path, save: Path, header: FstHeader, time_ns: float | 
     return "\n".join(lines) + "\n"
 
 
-def command_file_text(waves: Path, header: FstHeader, time_ns: float | None, layout: Layout,
+def command_file_text(waves: Path, dump: DumpTime, time_ns: float | None, layout: Layout,
                       note: str = "") -> str:
     """A Surfer command file: the cursor and a marker at ``time_ns``, zoomed in around it."""
     lines = [f"# {note}" if note else "# Surfer command file",
              f"load_file {waves}", *layout.surfer, "zoom_fit"]
     if time_ns is not None:
-        at = surfer_time(time_ns, header.exponent)
-        lines += ["zoom_in"] * surfer_zoom_ins(header) + [
+        at = surfer_time(time_ns, dump.exponent)
+        lines += ["zoom_in"] * surfer_zoom_ins(dump) + [
             f"cursor_set {at}", f"marker_set {MARKER_NAME} {at}", "goto_cursor"]
     return "\n".join(lines) + "\n"
 
@@ -146,11 +197,9 @@ def gtkwave_zoom(window: int) -> int:
     return min(max(zoom, ZOOM_RANGE[0]), ZOOM_RANGE[1])
 
 
-def run_ns(header: FstHeader) -> float:
-    """How long the dump runs, in ns."""
-    return (header.end - header.start) * 10.0 ** (header.exponent + 9)
-
-
-def surfer_zoom_ins(header: FstHeader) -> int:
-    """How many of Surfer's halvings take the whole run down to about WINDOW_CYCLES."""
-    return max(0, round(math.log2(max(run_ns(header), 1) / (WINDOW_CYCLES * CLOCK_NS))))
+def surfer_zoom_ins(dump: DumpTime) -> int:
+    """How many of Surfer's halvings take the whole run down to about WINDOW_CYCLES (none when
+    the run's length is not known)."""
+    if dump.run_ns is None:
+        return 0
+    return max(0, round(math.log2(max(dump.run_ns, 1) / (WINDOW_CYCLES * CLOCK_NS))))

@@ -1,82 +1,98 @@
 """The viewers' files of a failure: read back, they put the marker and the cursor at the given
-time, in each viewer's units, and show the signals (sim/wave_views.py); the FST facts they are
-written from (sim/fst.py) are read from files made here byte by byte, in fstapi's layout."""
+time, in each viewer's units, and show the signals (sim/wave_views.py). What they know of a dump
+is the build's tick, the run's length from its results file, and a block harness's signals,
+read by pywellen from a dump written here by hand (VCD: a few lines of text)."""
 
 from __future__ import annotations
 
-import gzip
-import struct
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from model.paths import GTKWAVE_SAVE_FILE, REPO_ROOT
-from sim.fst import HIER_GZIP, HIER_LZ4, FstHeader, lz4_block, read_header, scope_variables
-from sim.runner import CLOCK_NS
+from sim.runner import CLOCK_NS, TIMESCALE, run_stop_ns
 from sim.wave_views import (
+    DUMP_TICK,
     MARKER_NAME,
     WINDOW_CYCLES,
+    DumpTime,
     Layout,
     command_file_text,
     save_file_text,
     scope_layout,
+    scope_variables,
     template_layout,
+    tick_exponent,
     write_viewers,
 )
 
 PS = -12  # the tick both simulators dump with
 
 
-# ---- FST files made by hand -----------------------------------------------------------------
+# ---- what the viewers know of a dump --------------------------------------------------------
 
 
-def scope(name: str) -> bytes:
-    return bytes([254, 0]) + name.encode() + b"\0\0"
+def test_a_dump_ticks_in_the_builds_precision():
+    assert DUMP_TICK == tick_exponent(TIMESCALE[1]) == PS
+    assert [tick_exponent(t) for t in ("10ps", "100ps", "1ns", "1 fs", "1s")] == [-11, -10, -9,
+                                                                                   -15, 0]
+    with pytest.raises(ValueError, match="precision"):
+        tick_exponent("2ps")
 
 
-def var(name: str, width: int, kind: int = 16) -> bytes:
-    return bytes([kind, 0]) + name.encode() + b"\0" + bytes([width, 0])
-
-
-UPSCOPE = bytes([255])
-ATTRIBUTE = bytes([252, 0, 3]) + b"/src/block.v\0" + bytes([1])
-HIERARCHY = b"".join([
-    ATTRIBUTE, scope("other"), var("stray", 1), UPSCOPE,
-    scope("block"), var("clk", 1), var("data [31:0]", 32), var("WIDTH [31:0]", 32, kind=2),
-    scope("inner"), var("deep", 1), UPSCOPE, var("done", 1), UPSCOPE])
-
-
-def lz4_literals(data: bytes) -> bytes:
-    """A valid LZ4 block of literals only (what the decoder must read, no compressor needed)."""
-    if len(data) < 15:
-        return bytes([len(data) << 4]) + data
-    rest = len(data) - 15
-    return bytes([0xF0]) + b"\xff" * (rest // 255) + bytes([rest % 255]) + data
-
-
-def fst_file(path: Path, end: int = 5_000_000, exponent: int = PS,
-             hierarchy: bytes = HIERARCHY, kind: int = HIER_GZIP) -> Path:
-    header = (struct.pack(">QQQ", 329, 0, end) + bytes(48) + struct.pack(">b", exponent)).ljust(
-        329, b"\0")
-    packed = gzip.compress(hierarchy) if kind == HIER_GZIP else lz4_literals(hierarchy)
-    block = struct.pack(">QQ", 16 + len(packed), len(hierarchy)) + packed
-    path.write_bytes(bytes([0]) + header + bytes([kind]) + block)
+def results_xml(folder: Path, *stops: str) -> Path:
+    """A cocotb results file whose tests stopped at ``stops`` ("<value> <unit>")."""
+    cases = "".join(
+        f'<testcase name="t{i}"><properties><property name="sim_time_unit" value="{unit}" />'
+        f'<property name="sim_time_stop" value="{value}" /></properties></testcase>'
+        for i, (value, unit) in enumerate(stop.split() for stop in stops))
+    path = folder / "results.xml"
+    path.write_text(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
     return path
 
 
-@pytest.mark.parametrize("kind", [HIER_GZIP, HIER_LZ4], ids=["gzip", "lz4"])
-def test_an_fst_file_gives_its_tick_span_and_top_scope_signals(tmp_path, kind):
-    """Icarus packs the hierarchy with gzip, Verilator with LZ4; a nested scope's signals, a
-    parameter and another top scope's signals are left out."""
-    waves = fst_file(tmp_path / "dump.fst", end=7_000, exponent=-11, kind=kind)
-    assert read_header(waves) == FstHeader(0, 7_000, -11)
-    assert scope_variables(waves, "block") == ["block.clk", "block.data[31:0]", "block.done"]
+def test_a_run_lasts_until_its_last_cocotb_test_stopped(tmp_path):
+    assert run_stop_ns(tmp_path / "results.xml") is None
+    assert run_stop_ns(results_xml(tmp_path, "300 ns", "2.5 us", "900 ns")) == 2500.0
 
 
-def test_lz4_copies_matches_that_overlap_their_own_output():
-    assert lz4_block(bytes([0x44]) + b"abcd" + bytes([4, 0, 0x10]) + b".") == b"abcdabcdabcd."
-    assert lz4_block(bytes([0x12]) + b"a" + bytes([1, 0])) == b"a" * 7
-    assert lz4_block(lz4_literals(bytes(range(200)) * 3)) == bytes(range(200)) * 3
+VCD = textwrap.dedent("""\
+    $timescale 1ps $end
+    $scope module other $end $var wire 1 ! stray $end $upscope $end
+    $scope module block $end
+    $var wire 1 " clk $end
+    $var wire 32 # data [31:0] $end
+    $var parameter 32 $ WIDTH [31:0] $end
+    $var integer 32 % count $end
+    $var real 64 & level $end
+    $scope module inner $end $var wire 1 ' deep $end $upscope $end
+    $var reg 1 ( done $end
+    $upscope $end
+    $enddefinitions $end
+    #0
+    0" b0 # b100000 $ b0 % r0 & 0' 0(
+    #5000
+    1(
+    """)
+BLOCK_SIGNALS = ["block.clk", "block.data[31:0]", "block.count[31:0]", "block.level",
+                 "block.done"]
+
+
+def dump(path: Path) -> Path:
+    path.write_text(VCD)
+    return path
+
+
+def test_a_dumps_top_scope_gives_its_signals_as_gtkwave_names_them(tmp_path):
+    """A nested scope's signals, a parameter and another top scope's signals are left out;
+    a vector is named with its range, a bit and a real without."""
+    waves = dump(tmp_path / "block.vcd")
+    assert scope_variables(waves, "block") == BLOCK_SIGNALS
+    with pytest.raises(ValueError, match="no top-level scope"):
+        scope_variables(waves, "inner")
+    with pytest.raises(FileNotFoundError):
+        scope_variables(tmp_path / "none.fst", "block")
 
 
 # ---- the viewers' files, read back ----------------------------------------------------------
@@ -111,8 +127,8 @@ LAYOUT = Layout(["@22", "block.data[31:0]"], ["variable_add block.data"])
 def test_the_marker_and_cursor_sit_at_the_time_in_each_viewers_units(exponent, gtkwave_per_ns,
                                                                       surfer_per_ns):
     """GTKWave counts in the SI unit at or below the tick, Surfer in ticks."""
-    header = FstHeader(0, 10**6 * surfer_per_ns, exponent)  # a run of 1 ms
-    text = save_file_text(Path("/r/dump.fst"), Path("/r/waves.gtkw"), header, 1234.0, LAYOUT)
+    run = DumpTime(10.0**6, exponent)  # a run of 1 ms
+    text = save_file_text(Path("/r/dump.fst"), Path("/r/waves.gtkw"), run, 1234.0, LAYOUT)
     zoom, marker, named = gtkw_markers(text)
     assert marker == named[0] == 1234 * gtkwave_per_ns
     assert gtkw_line(text, "[markername]") == f"A{MARKER_NAME}"
@@ -121,14 +137,14 @@ def test_the_marker_and_cursor_sit_at_the_time_in_each_viewers_units(exponent, g
     assert start < marker < start + shown
     window = WINDOW_CYCLES * CLOCK_NS * gtkwave_per_ns
     assert window <= shown and (shown < 2 * window or zoom == 0), "zoomed to about the window"
-    commands = surfer_commands(command_file_text(Path("/r/dump.fst"), header, 1234.0, LAYOUT))
+    commands = surfer_commands(command_file_text(Path("/r/dump.fst"), run, 1234.0, LAYOUT))
     assert commands["cursor_set"] == [str(1234 * surfer_per_ns)]
     assert commands["marker_set"] == [f"{MARKER_NAME} {1234 * surfer_per_ns}"]
 
 
 def test_surfer_zooms_in_from_the_whole_run_to_about_the_window():
-    header = FstHeader(0, 400_000 * 2**6, PS)  # 64 windows of 400 ns, in ps
-    text = command_file_text(Path("/r/dump.fst"), header, 5.0, LAYOUT)
+    run = DumpTime(400.0 * 2**6)  # 64 windows of 400 ns
+    text = command_file_text(Path("/r/dump.fst"), run, 5.0, LAYOUT)
     commands = surfer_commands(text)
     assert len(commands["zoom_in"]) == 6
     names = [line.split()[0] for line in text.splitlines() if not line.startswith("#")]
@@ -137,17 +153,30 @@ def test_surfer_zooms_in_from_the_whole_run_to_about_the_window():
 
 
 def test_without_a_time_the_viewers_show_the_whole_run_without_a_marker():
-    header = FstHeader(0, 5_000_000, PS)
+    run = DumpTime(5000.0)
     zoom, marker, named = gtkw_markers(
-        save_file_text(Path("/r/dump.fst"), Path("/r/w.gtkw"), header, None, LAYOUT))
+        save_file_text(Path("/r/dump.fst"), Path("/r/w.gtkw"), run, None, LAYOUT))
     assert marker == -1 and named == [-1]
-    assert 1000 * 2 ** -zoom >= 5_000_000
-    commands = surfer_commands(command_file_text(Path("/r/dump.fst"), header, None, LAYOUT))
+    shown = 1000 * 2 ** -zoom
+    assert 5_000_000 <= shown < 2 * 5_000_000, "zoomed to about the whole run, in ps"
+    commands = surfer_commands(command_file_text(Path("/r/dump.fst"), run, None, LAYOUT))
     assert "cursor_set" not in commands and "zoom_in" not in commands
 
 
+def test_a_run_of_unknown_length_is_shown_from_its_start_a_window_wide(tmp_path):
+    """No results file (the simulator died): GTKWave shows a window from 0, Surfer the whole
+    run, zoomed in not at all."""
+    viewers = write_viewers(tmp_path, dump(tmp_path / "block.vcd"), 300.0, LAYOUT)
+    assert surfer_commands(viewers.command_file.read_text()).get("zoom_in") is None
+    viewers = write_viewers(tmp_path, tmp_path / "block.vcd", None, LAYOUT)
+    zoom, marker, _ = gtkw_markers(viewers.save_file.read_text())
+    window = WINDOW_CYCLES * CLOCK_NS * 1000
+    assert marker == -1 and window <= 1000 * 2 ** -zoom < 2 * window
+
+
 def test_the_chip_save_file_is_the_projects_with_the_marker_and_absolute_filters(tmp_path):
-    waves = fst_file(tmp_path / "chip_harness.fst")
+    waves = tmp_path / "chip_harness.fst"  # not read: the chip's layout is the project's
+    results_xml(tmp_path, "400 us")  # 1000 windows: Surfer halves its view 10 times
     viewers = write_viewers(tmp_path, waves, 2500.0, template_layout(GTKWAVE_SAVE_FILE))
     text = viewers.save_file.read_text()
     assert gtkw_line(text, "[dumpfile]") == f'"{waves.resolve()}"'
@@ -157,15 +186,16 @@ def test_the_chip_save_file_is_the_projects_with_the_marker_and_absolute_filters
     assert "chip_harness.u_chip.u_controller.pc_reg[16:0]" in text
     commands = surfer_commands(viewers.command_file.read_text())
     assert commands["load_file"] == [str(waves.resolve())]
+    assert len(commands["zoom_in"]) == 10
     assert "chip_harness.u_chip.u_controller.pc_reg" in commands["variable_add"]
     assert viewers.gtkwave == f"gtkwave {waves.resolve()} {viewers.save_file}"
     assert viewers.surfer == f"surfer --command-file {viewers.command_file}"
 
 
 def test_a_blocks_save_file_lists_its_harness_signals(tmp_path):
-    waves = fst_file(tmp_path / "block.fst")
+    waves = dump(tmp_path / "block.vcd")
     viewers = write_viewers(tmp_path, waves, 10.0, scope_layout(waves, "block"))
     lines = viewers.save_file.read_text().splitlines()
-    assert lines[-4:] == ["@22", "block.clk", "block.data[31:0]", "block.done"]
+    assert lines[-6:] == ["@22", *BLOCK_SIGNALS]
     assert "[treeopen] block." in lines
     assert surfer_commands(viewers.command_file.read_text())["scope_add"] == ["block"]

@@ -17,13 +17,16 @@ environment fails them with the documented exception and a clear report.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from itertools import pairwise
 
 import numpy as np
 import pytest
 
 from model.chip import arith, isa, machine
 from model.chip.isa import WORDS_PER_INSTR, ChipConfig
+from model.host import decode as paged_host
 from model.kv.step_rule import pages_held
 from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
@@ -127,10 +130,60 @@ def test_sinks_decode(sim, seed, sim_run):
     """Exercise 3: W = 8 keeping 2 sink rows; the rule holds, pages exact, cycles flat."""
     spec = sinks_spec(steps_on(sim))
     result = sim_run.raise_if_failed()
-    assert result["steps_checked"] == spec.steps
+    assert result["steps_checked"] == spec.steps > spec.window, "the window fills and slides"
+    (chip,) = result["decodes"]
+    assert_sinks_kept(spec, chip["pages_after"],
+                      [step["counters"]["total"] for step in result["steps"]])
     ranges = result["coverage"]["summary"]["decode.page_cg.gather_ranges"]
     assert ranges["covered"] == 2, "no gather read the sinks apart from the recent rows"
     print_timing(sim, spec.label(), result)
+
+
+def assert_sinks_kept(spec: DecodeSpec, pages_after: Sequence[int | None],
+                      totals: Sequence[int]) -> None:
+    """A decode with sinks, step by step: the pages held after each step are the closed form's
+    (model.kv.step_rule.pages_held, the sinks in pages of their own), and the cycles grow up to
+    step W, where the window fills, then are the same at every step after."""
+    window, steps = spec.window, range(1, spec.steps + 1)
+    closed_form = [pages_held(s, window, spec.page_size, spec.sinks) for s in steps]
+    assert list(pages_after) == closed_form, "pages after each step, not the closed form's"
+    growing, flat = list(totals[:window]), list(totals[window - 1:])
+    assert all(a < b for a, b in pairwise(growing)), f"cycles up to step {window}: {growing}"
+    assert flat == [flat[0]] * len(flat), f"cycles from step {window} on: {flat}"
+
+
+def sinks_decode_records(spec: DecodeSpec) -> tuple[list[int | None], list[int]]:
+    """The pages after each step and the cycles of each step of the reference host's decode."""
+    host = reference_decode(spec)
+    return ([host.pages_after(s) for s in range(1, spec.steps + 1)],
+            [record.cycles[0] for record in host.records])
+
+
+def test_the_sinks_check_fails_a_late_trim_and_creeping_cycles(monkeypatch):
+    """The checks of test_sinks_decode pass the reference host's decode, and fail it with a
+    planted fault: the cache giving the window's pages back a page late; a chip whose every step
+    waits on memory one cycle longer than the one before."""
+    spec = sinks_spec(SHORT_STEPS)
+    assert_sinks_kept(spec, *sinks_decode_records(spec))
+    trim = paged_host.PagedCache.trim
+    with monkeypatch.context() as planted:
+        planted.setattr(paged_host.PagedCache, "trim",
+                        lambda cache, keep_from: trim(cache, keep_from - spec.page_size))
+        with pytest.raises(AssertionError, match="not the closed form's"):
+            assert_sinks_kept(spec, *sinks_decode_records(spec))
+    run_reference = paged_host.run_reference
+
+    def stalls_growing(inputs):
+        run, step = run_reference(inputs), inputs.requests[0].plan.step
+        waited = [replace(result.counters, total=result.counters.total + step,
+                          wait=result.counters.wait + step) for result in run.results]
+        return replace(run, results=[replace(result, counters=counters)
+                                     for result, counters in zip(run.results, waited,
+                                                                 strict=True)])
+
+    monkeypatch.setattr(paged_host, "run_reference", stalls_growing)
+    with pytest.raises(AssertionError, match=f"cycles from step {spec.window} on"):
+        assert_sinks_kept(spec, *sinks_decode_records(spec))
 
 
 @pytest.mark.sim

@@ -41,6 +41,7 @@ from verif.runs.plans import (
     serving_spec,
 )
 from verif.runs.spec import DecodeSpec, ServingSpec
+from verif.sequences.program_seqs import WIDE_SOFTMAX
 
 PROFILE_NAMES = ("light", "heavy") if full_length() else ("light",)
 PROGRAMS = 60  # random programs per simulator under a profile
@@ -136,7 +137,7 @@ def test_serving_under_a_memory_profile(sim, profile, gather, seed, sim_run):
 def test_random_programs_under_a_memory_profile(sim, profile, seed, sim_run):
     result = sim_run.raise_if_failed()
     waits = waited(result)
-    assert len(waits) == programs_on(sim) + 6 and all(w > 0 for w in waits), (
+    assert len(waits) == programs_on(sim) + len(WIDE_SOFTMAX) and all(w > 0 for w in waits), (
         f"every program fetches, so every one waits under {profile}: {waits}")
 
 

@@ -15,10 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
+from model.chip import isa
+from model.chip.geometry import page_of
+from model.chip.isa import Instr, Op
 from verif.kit.clock import reset, start_clock
 from verif.kit.failure_point import POINT_FILE
 from verif.kit.memory import Backdoor
 from verif.kit.write_log import WriteLog
+
+PAGED_ASSEMBLERS = {Op.PLOAD: isa.pload, Op.PSTORE: isa.pstore, Op.PCOPY: isa.pcopy}
+# a paged instruction's fields, named and ordered as its assembler's arguments
+PAGED_ARGUMENTS = ("table", "sram", "pool", "row_words", "length", "page_shift", "pages", "row")
 
 
 def seed() -> str:
@@ -84,18 +91,32 @@ def random_layout(rng: random.Random, sizes: list[int], words: int,
     return starts
 
 
-def random_view(rng: random.Random, row: int, length: int, page_shift: int, pages: int,
-                first: int | None = None, repeat: bool = False) -> list[int]:
-    """A block table (hw/ISA.md, "Paged instructions") for table rows row .. row+length-1:
-    the header (`first`, random unless given), the entries the rows use in the pool (random,
-    or with `repeat` one page for all), the entries read but not used full of noise."""
-    page_rows = 1 << page_shift
-    first = rng.randrange(page_rows) if first is None else first
-    last = (page_rows - 1 + row + length - 1) >> page_shift
-    used = range((first + row) >> page_shift, ((first + row + length - 1) >> page_shift) + 1)
-    page = rng.randrange(pages)
-    return [first, *((page if repeat else rng.randrange(pages)) if j in used
-                     else rng.getrandbits(32) for j in range(last + 1))]
+def paged_again(instr: Instr, **changes: int) -> Instr:
+    """The paged instruction ``instr`` assembled again by model.chip.isa with some of its
+    PAGED_ARGUMENTS changed: the fields packed together (len; row and pages) stay the model's."""
+    unknown = set(changes) - set(PAGED_ARGUMENTS)
+    if unknown:
+        raise TypeError(f"a paged instruction has no field {', '.join(sorted(unknown))}")
+    now = (instr.a, instr.b, instr.c, instr.m, instr.length, instr.shift, instr.pages, instr.row)
+    fields = dict(zip(PAGED_ARGUMENTS, now, strict=True)) | changes
+    return PAGED_ASSEMBLERS[Op(instr.op)](*fields.values())
+
+
+def random_view(rng: random.Random, instr: Instr, first: int | None = None,
+                repeat: bool = False) -> list[int]:
+    """A block table (hw/ISA.md, "Paged instructions") for the table rows of the PLOAD or
+    PSTORE ``instr``: the header (`first`, random unless given), the entries the rows use in
+    the pool (random, or with `repeat` one page for all), the entries read (up to
+    model.chip.isa.paged_geometry's last) but not used full of noise."""
+    geometry = isa.paged_geometry(instr)
+    page_size = geometry.page_size
+    first = rng.randrange(page_size) if first is None else first
+    start = first + instr.row
+    used = range(page_of(start, page_size), page_of(start + instr.length - 1, page_size) + 1)
+    page = rng.randrange(instr.pages)
+    return [first, *((page if repeat else rng.randrange(instr.pages)) if j in used
+                     else rng.getrandbits(32)
+                     for j in range(geometry.first_entry + geometry.entries))]
 
 
 def sram_backdoor(dut, words: int) -> Backdoor:

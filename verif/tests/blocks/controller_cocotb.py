@@ -47,6 +47,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from model.chip import isa, machine
+from model.chip.geometry import page_of, page_shift_of
 from model.chip.isa import ChipConfig, ErrorCode, Instr, Op
 from model.chip.machine import Counters, RunResult, counter_differences
 from model.chip.randprog import random_mult, random_shift
@@ -55,9 +56,11 @@ from verif.kit.clock import reset, start_clock
 from verif.kit.compare import first_memory_difference
 from verif.kit.memory import Backdoor
 from verif.tests.blocks.block_tb import (
+    PAGED_ASSEMBLERS,
     block_rng,
     failure,
     int8_words,
+    paged_again,
     random_layout,
     random_view,
 )
@@ -99,8 +102,21 @@ class UnitWork:
 # --- legal instructions, one generator per opcode -----------------------------------------------
 
 
+# each instruction with a `len` field, assembled by model.chip.isa from its operands and a length
+LENGTH_ASSEMBLERS = {
+    Op.LOAD: lambda instr, length: isa.load(instr.a, instr.b, length),
+    Op.STORE: lambda instr, length: isa.store(instr.b, instr.a, length),
+    Op.VADD: lambda instr, length: isa.vadd(instr.a, instr.b, instr.c, length),
+    Op.VMAX: lambda instr, length: isa.vmax(instr.a, instr.c, length),
+    Op.ARGMAX: lambda instr, length: isa.argmax(instr.a, instr.c, length),
+    Op.SOFTMAX: lambda instr, length: isa.softmax(instr.a, instr.c, length),
+}
+
+
 def with_length(instr: Instr, length: int) -> Instr:
-    return replace(instr, k=length >> 8, n=length & 0xFF)
+    """``instr`` assembled again with its `len` field ``length`` (the assembler packs it; a
+    paged instruction's: block_tb.paged_again)."""
+    return LENGTH_ASSEMBLERS[Op(instr.op)](instr, length)
 
 
 def random_length(rng: random.Random, top: int) -> int:
@@ -214,28 +230,31 @@ def paged_program(rng: random.Random, cfg: ChipConfig, op: Op, at_top: int | Non
     """`op` on a random pool and block table; PLOAD's rows are stored, PSTORE's loaded first.
     With `bad_page` the table names a page outside the pool; with `most_entries` (PLOAD,
     PSTORE) it has PT_ENTRIES entries, the most the size check allows (pages of one row)."""
-    row_words, page_shift, pages = rng.randint(1, 8), rng.randint(0, 3), rng.randint(1, 8)
-    page_shift = 0 if most_entries else page_shift
-    page_rows = 1 << page_shift
-    row = rng.randrange(page_rows) if op == Op.PCOPY else rng.randrange(2 * page_rows)
-    length = rng.randint(1, page_rows - row if op == Op.PCOPY else 12)
+    row_words, page_size, pages = rng.randint(1, 8), 2 ** rng.randint(0, 3), rng.randint(1, 8)
+    page_size = 1 if most_entries else page_size
+    row = rng.randrange(page_size) if op == Op.PCOPY else rng.randrange(2 * page_size)
+    length = rng.randint(1, page_size - row if op == Op.PCOPY else 12)
     length = isa.PT_ENTRIES if most_entries else length
-    words = length * row_words
+    # the fields, placed below: the table, the pool and the scratchpad rows at 0 for now
+    shape = PAGED_ASSEMBLERS[op](0, 0, 0, row_words, length, page_shift_of(page_size), pages,
+                                 row=row)
+    geometry = isa.paged_geometry(shape)
+    words = geometry.words
     table = ([rng.randrange(pages), rng.randrange(pages)] if op == Op.PCOPY
-             else random_view(rng, row, length, page_shift, pages))
+             else random_view(rng, shape))
     if bad_page and op == Op.PCOPY:  # either page
         table[rng.randrange(2)] = rng.choice([pages, 0xFFFFFFFF])
     elif bad_page and rng.random() < 0.5:  # the header is not a slot
-        table[0] = page_rows
+        table[0] = page_size
     elif bad_page:  # the entry of the first row
-        table[1 + ((table[0] + row) >> page_shift)] = rng.choice([pages, 0xFFFFFFFF])
-    sizes = [len(table), pages * page_rows * row_words, words]    # table, pool, data elsewhere
+        table[1 + page_of(table[0] + row, page_size)] = rng.choice([pages, 0xFFFFFFFF])
+    # the table, the pool, the data elsewhere
+    sizes = [len(table), geometry.pool_words, words]
     ext_top = at_top if at_top in (0, 1) else None
     table_at, pool_at, data_at = (DATA_BASE + s for s in
                                   random_layout(rng, sizes, cfg.ext_words - DATA_BASE, ext_top))
     (sram,) = random_layout(rng, [words], cfg.sram_words, 0 if at_top == 2 else None)
-    assemble = {Op.PLOAD: isa.pload, Op.PSTORE: isa.pstore, Op.PCOPY: isa.pcopy}[op]
-    instr = assemble(table_at, sram, pool_at, row_words, length, page_shift, pages, row=row)
+    instr = paged_again(shape, table=table_at, sram=sram, pool=pool_at)
     data = [(table_at, np.array(table, dtype=np.int64)),
             (pool_at, int8_words(rng, sizes[1])), (data_at, int8_words(rng, words))]
     around = {Op.PLOAD: [instr, isa.store(sram, data_at, words)],
@@ -250,26 +269,28 @@ def bad_paged(rng: random.Random, instr: Instr, cfg: ChipConfig) -> list[tuple[s
     """A paged instruction with each size field bad, and each of its ranges past its memory."""
     geometry = isa.paged_geometry(instr)
     copy = instr.op == Op.PCOPY
-    bad = [("row_words = 0", replace(instr, m=0)), ("len = 0", with_length(instr, 0)),
-           ("pages = 0", replace(instr, mult=instr.mult & ~0xFFFF)),
-           ("page_shift > 15", replace(instr, shift=rng.randint(isa.PAGE_SHIFT_MAX + 1, 255))),
-           ("len = 0, a out of range", replace(with_length(instr, 0), a=0xFFFF))]
+    bad = [("row_words = 0", paged_again(instr, row_words=0)),
+           ("len = 0", paged_again(instr, length=0)),
+           ("pages = 0", paged_again(instr, pages=0)),
+           ("page_shift > 15",
+            paged_again(instr, page_shift=rng.randint(isa.PAGE_SHIFT_MAX + 1, 255))),
+           ("len = 0, a out of range", paged_again(instr, length=0, table=0xFFFF))]
     if copy:
         bad.append(("slots past the page",
-                    with_length(instr, geometry.page_rows - instr.row + 1)))
+                    paged_again(instr, length=geometry.page_size - instr.row + 1)))
     else:
-        bad.append(("65 entries", replace(with_length(instr, isa.PT_ENTRIES + 1), shift=0)))
+        bad.append(("65 entries", paged_again(instr, length=isa.PT_ENTRIES + 1, page_shift=0)))
     spans = [("a", geometry.table_words + geometry.first_entry if not copy else 2,
               cfg.ext_words), ("b", geometry.words, cfg.sram_words),
              ("c", geometry.pool_words, cfg.ext_words)]
     bad.append(("page_shift = 15, the largest: the pool passes the memory",
-                replace(instr, shift=isa.PAGE_SHIFT_MAX)))
+                paged_again(instr, page_shift=isa.PAGE_SHIFT_MAX)))
     for name, words, limit in spans:
         anywhere = rng.choice([limit - words + rng.choice([1, rng.randint(2, 64)]), 0xFFFF])
         for start in (limit - words + 1, anywhere):  # one word over (the boundary), then random
             bad.append((f"{name} + {words} > {limit}", replace(instr, **{name: start})))
     if not copy:  # the table's span counts the entries before the first row's: one page on
-        moved = replace(instr, mult=((instr.row + geometry.page_rows) << 16) | instr.pages)
+        moved = paged_again(instr, row=instr.row + geometry.page_size)
         moved_geometry = isa.paged_geometry(moved)
         span = moved_geometry.table_words + moved_geometry.first_entry
         bad.append((f"a + {span} = {cfg.ext_words + 1} (first entry "

@@ -23,12 +23,14 @@ import cocotb
 import numpy as np
 
 from model.chip import isa
+from model.chip.geometry import page_shift_of
 from model.chip.isa import ChipConfig, ErrorCode, Instr, Op
 from model.chip.machine import Machine, RunResult
 from verif.kit.compare import first_memory_difference
 from verif.kit.memory import Backdoor
 from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import (
+    PAGED_ASSEMBLERS,
     block_rng,
     failure,
     random_view,
@@ -57,30 +59,33 @@ class Case:
 
 def paged(op: Op, pool_shape: tuple[int, int, int], length: int, sram: int,
           row: int = 0) -> Instr:
-    """`op` on a pool of (row_words, page_shift, pages) at POOL_BASE, table at TABLE_BASE."""
-    row_words, page_shift, pages = pool_shape
-    assemble = {Op.PLOAD: isa.pload, Op.PSTORE: isa.pstore, Op.PCOPY: isa.pcopy}[op]
-    return assemble(TABLE_BASE, sram, POOL_BASE, row_words, length, page_shift, pages, row=row)
+    """`op` on a pool of (row_words, page size, pages) at POOL_BASE, table at TABLE_BASE."""
+    row_words, page_size, pages = pool_shape
+    return PAGED_ASSEMBLERS[op](TABLE_BASE, sram, POOL_BASE, row_words, length,
+                                page_shift_of(page_size), pages, row=row)
+
+
+def viewed(rng: random.Random, name: str, instr: Instr, **view) -> Case:
+    """A PLOAD or PSTORE through a random block table (block_tb.random_view's ``view``)."""
+    return Case(name, instr, random_view(rng, instr, **view))
 
 
 def directed_cases(rng: random.Random) -> list[Case]:
-    small, wide = (8, 2, 16), (255, 0, 4)
+    small, wide = (8, 4, 16), (255, 1, 4)
     cases = [
-        Case("window from mid-page, across pages", paged(Op.PLOAD, small, 7, 40),
-             random_view(rng, 0, 7, 2, 16, first=3)),
-        Case("a row of the table's second page first", paged(Op.PLOAD, small, 9, 40, row=5),
-             random_view(rng, 5, 9, 2, 16, first=2)),
-        Case("one page for every table page", paged(Op.PLOAD, small, 12, 40),
-             random_view(rng, 0, 12, 2, 16, repeat=True)),
-        Case("pages of one row, 64 entries", paged(Op.PLOAD, (2, 0, 100), 64, 0),
-             random_view(rng, 0, 64, 0, 100)),
-        Case("pages of 1024 rows", paged(Op.PLOAD, (1, 10, 2), 5, 10, row=1021),
-             random_view(rng, 1021, 5, 10, 2, first=2)),
-        Case("a row of 255 words", paged(Op.PLOAD, wide, 1, 100), random_view(rng, 0, 1, 0, 4)),
-        Case("the step's new row", paged(Op.PSTORE, small, 1, 40, row=7),
-             random_view(rng, 7, 1, 2, 16, first=1)),
+        viewed(rng, "window from mid-page, across pages", paged(Op.PLOAD, small, 7, 40),
+               first=3),
+        viewed(rng, "a row of the table's second page first",
+               paged(Op.PLOAD, small, 9, 40, row=5), first=2),
+        viewed(rng, "one page for every table page", paged(Op.PLOAD, small, 12, 40),
+               repeat=True),
+        viewed(rng, "pages of one row, 64 entries", paged(Op.PLOAD, (2, 1, 100), 64, 0)),
+        viewed(rng, "pages of 1024 rows", paged(Op.PLOAD, (1, 1024, 2), 5, 10, row=1021),
+               first=2),
+        viewed(rng, "a row of 255 words", paged(Op.PLOAD, wide, 1, 100)),
+        viewed(rng, "the step's new row", paged(Op.PSTORE, small, 1, 40, row=7), first=1),
         Case("a page listed twice: the later row wins",
-             paged(Op.PSTORE, (4, 1, 8), 6, 40, row=1), [1, 4, 3, 0, 3, 6]),
+             paged(Op.PSTORE, (4, 2, 8), 6, 40, row=1), [1, 4, 3, 0, 3, 6]),
         Case("copy-on-write of a whole page", paged(Op.PCOPY, small, 4, 200), [5, 9]),
         Case("copy of slots 1 .. 2", paged(Op.PCOPY, small, 2, 200, row=1), [9, 5]),
         Case("an unused entry holds noise", paged(Op.PLOAD, small, 3, 40), [0, 2, 0xFFFFFFFF]),
@@ -98,26 +103,32 @@ def directed_cases(rng: random.Random) -> list[Case]:
 
 def random_case(rng: random.Random, index: int, cfg: ChipConfig) -> Case:
     row_words = rng.choice([1, 2, 8, rng.randint(1, 40)])
-    page_shift = rng.choice([0, 1, 2, 3, 4, rng.randint(0, 6)])
-    page_rows = 1 << page_shift
-    pages = rng.randint(1, max(1, min(40, (cfg.ext_words - POOL_BASE) // (page_rows * row_words))))
+    page_size = 2 ** rng.choice([0, 1, 2, 3, 4, rng.randint(0, 6)])
+    pages = rng.randint(1, max(1, min(40, (cfg.ext_words - POOL_BASE) // (page_size * row_words))))
     op = rng.choice([Op.PLOAD, Op.PLOAD, Op.PSTORE, Op.PCOPY])
     if op == Op.PCOPY:
-        row = rng.randrange(page_rows)
-        length = rng.randint(1, page_rows - row)
-        table = [rng.randrange(pages), rng.randrange(pages)]
+        row = rng.randrange(page_size)
+        length = rng.randint(1, page_size - row)
     else:
-        row = rng.choice([0, rng.randrange(2 * page_rows)])
-        fits = (isa.PT_ENTRIES - 1 + (row >> page_shift)) * page_rows - row + 1
-        length = rng.randint(1, max(1, min(fits, 48, cfg.sram_words // row_words // 2)))
-        table = random_view(rng, row, length, page_shift, pages, repeat=rng.random() < 0.2)
+        row = rng.choice([0, rng.randrange(2 * page_size)])
+        length = rng.randint(1, longest_view(row, page_size, cfg.sram_words // row_words // 2))
     sram = rng.randrange(cfg.sram_words - length * row_words + 1)
-    instr = paged(op, (row_words, page_shift, pages), length, sram, row)
+    instr = paged(op, (row_words, page_size, pages), length, sram, row)
+    table = ([rng.randrange(pages), rng.randrange(pages)] if op == Op.PCOPY
+             else random_view(rng, instr, repeat=rng.random() < 0.2))
     if rng.random() < 0.15:  # outside the pool: the header, an entry (used or not), a page
         where = rng.randrange(len(table))
-        table[where] = (page_rows if where == 0 and op != Op.PCOPY
+        table[where] = (page_size if where == 0 and op != Op.PCOPY
                         else rng.choice([pages, 0xFFFF, 0xFFFFFFFF]))
     return Case(f"random {index}", instr, table)
+
+
+def longest_view(row: int, page_size: int, sram_rows: int) -> int:
+    """The most table rows from ``row`` (48 at most, ``sram_rows`` at most) whose entries
+    (model.chip.isa.table_entries) fit the entry buffer."""
+    shift = page_shift_of(page_size)
+    return max(length for length in range(1, max(1, min(48, sram_rows)) + 1)
+               if isa.table_entries(row, length, shift)[1] <= isa.PT_ENTRIES)
 
 
 def predict(ext: np.ndarray, sram: np.ndarray, instr: Instr, cfg: ChipConfig) -> RunResult:

@@ -338,7 +338,7 @@ def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig, b_transposed: bool = 
 class PagedGeometry:
     """What a paged instruction's fields imply (hw/ISA.md, "Paged instructions")."""
 
-    page_rows: int  # P = 2^page_shift
+    page_size: int  # P = 2^shift, the instruction's page field
     words: int  # n = len * row_words: the words moved
     first_entry: int  # j_lo: the first table entry read (PLOAD, PSTORE)
     entries: int  # E: the entries read after the header (PCOPY: 1, its second page)
@@ -361,13 +361,13 @@ def table_entries(row: int, length: int, page_shift: int) -> tuple[int, int]:
 
 
 def paged_geometry(instr: Instr) -> PagedGeometry:
-    page_rows = 1 << instr.shift
+    page_size = 1 << instr.shift
     if instr.op == Op.PCOPY:
         first_entry, entries = 0, 1
     else:
         first_entry, entries = table_entries(instr.row, instr.length, instr.shift)
-    page_words = page_rows * instr.m
-    return PagedGeometry(page_rows, instr.length * instr.m, first_entry, entries, page_words,
+    page_words = page_size * instr.m
+    return PagedGeometry(page_size, instr.length * instr.m, first_entry, entries, page_words,
                          instr.pages * page_words)
 
 

@@ -377,7 +377,7 @@ def _paged_sizes_ok(i: Instr) -> bool:
         return False
     geo = paged_geometry(i)
     if i.op == Op.PCOPY:
-        return i.row + i.length <= geo.page_rows
+        return i.row + i.length <= geo.page_size
     return geo.entries <= PT_ENTRIES
 
 

@@ -1,17 +1,9 @@
 """Constrained-random programs for the chip: legal by construction, seeded, reproducible.
 
-Each program loads random data from external memory into the scratchpad, runs a random mix of
-MATMUL, VADD, VMAX, ARGMAX, SOFTMAX and the paged instructions on it, stores results back and
-halts. The constraints are the ISA's rules for a defined result (no partial overlap of VADD
-ranges, MATMUL's result apart from its operands, every range inside its memory), so the RTL and
-the reference machine must agree on every word. Sizes lean towards the edges (1, K_MAX, tile
+The constraints are the ISA's rules for a defined result (no partial overlap of VADD ranges,
+MATMUL's result apart from its operands, every range inside its memory), so the RTL and the
+reference machine must agree on every word; sizes lean towards the edges (1, K_MAX, tile
 boundaries, pages of one row, the 64-entry table buffer).
-
-The paged instructions use one pool per program, laid over the random data (so a PSTORE or
-PCOPY changes words a later LOAD may read), and a block table of their own each, in a region
-of tables above the data: random headers, pages reused and out of order, entries the rows do
-not use holding noise, and now and then a page outside the pool. That table makes the program
-stop with BAD_PAGE at that instruction, which is its last (`stops_at`).
 """
 
 from __future__ import annotations
@@ -22,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model.chip import isa
+from model.chip.geometry import page_of, page_shift_of
 from model.chip.isa import ChipConfig, Instr
 
 MAX_INSTRS = 14
@@ -98,7 +91,9 @@ class _Scratchpad:
 
 
 def generate(seed: int, cfg: ChipConfig | None = None) -> RandomProgram:
-    """One legal random program with its image."""
+    """One legal random program with its image: random data loaded from external memory into
+    the scratchpad, a random mix of MATMUL, VADD, VMAX, ARGMAX, SOFTMAX and the paged
+    instructions on it, results stored back, HALT."""
     cfg = cfg or ChipConfig()
     rng = random.Random(seed)
     image = np.zeros(OUT_BASE, dtype=np.int64)
@@ -197,32 +192,35 @@ def _matmul(rng: random.Random, pad: _Scratchpad, cfg: ChipConfig) -> Instr | No
 
 @dataclass(frozen=True)
 class _Pool:
-    """One pool laid over the random data: `pages` pages of 2^page_shift rows of row_words."""
+    """One pool laid over the random data: `pages` pages of `page_size` rows of row_words."""
 
     base: int
     row_words: int
-    page_shift: int
+    page_size: int  # a power of two: the instruction encodes its log2
     pages: int
-
-    @property
-    def page_rows(self) -> int:
-        return 1 << self.page_shift
 
 
 def _random_pool(rng: random.Random) -> _Pool:
     row_words = edge_biased(rng, 1, 16, (8,))
-    page_shift = rng.choice([0, 0, 1, 2, 2, 3, 4, 5])
-    most = DATA_WORDS // ((1 << page_shift) * row_words)
+    page_size = 1 << rng.choice([0, 0, 1, 2, 2, 3, 4, 5])
+    most = DATA_WORDS // (page_size * row_words)
     if most == 0:
-        page_shift, most = 0, DATA_WORDS // row_words
+        page_size, most = 1, DATA_WORDS // row_words
     pages = edge_biased(rng, 1, min(most, 40), (2,))
-    pool_words = pages * (1 << page_shift) * row_words
-    return _Pool(DATA_BASE + rng.randint(0, DATA_WORDS - pool_words), row_words, page_shift,
+    pool_words = pages * page_size * row_words
+    return _Pool(DATA_BASE + rng.randint(0, DATA_WORDS - pool_words), row_words, page_size,
                  pages)
 
 
 class _Tables:
-    """Writes each paged instruction's block table (or PCOPY's page pair) into the image."""
+    """Writes each paged instruction's block table (or PCOPY's page pair) into the image.
+
+    One pool per program, laid over the random data (so a PSTORE or PCOPY changes words a later
+    LOAD may read); each instruction has a table of its own above the data: random headers,
+    pages reused and out of order, entries the rows do not use holding noise, and now and then
+    a page outside the pool, which stops the program with BAD_PAGE there, its last instruction
+    (``stops_at``).
+    """
 
     def __init__(self, rng: random.Random, image: np.ndarray, pool: _Pool):
         self.rng = rng
@@ -250,10 +248,10 @@ class _Tables:
     def view(self, row: int, length: int, bad: bool) -> int | None:
         """A block table for table rows row .. row+length-1: header, then the entries."""
         pool, rng = self.pool, self.rng
-        first = rng.randrange(pool.page_rows)
-        last_entry = (pool.page_rows - 1 + row + length - 1) >> pool.page_shift
-        used = range((first + row) >> pool.page_shift,
-                     ((first + row + length - 1) >> pool.page_shift) + 1)
+        first = rng.randrange(pool.page_size)
+        last_entry = page_of(pool.page_size - 1 + row + length - 1, pool.page_size)
+        used = range(page_of(first + row, pool.page_size),
+                     page_of(first + row + length - 1, pool.page_size) + 1)
         entries = [self.page() if j in used else rng.getrandbits(32)
                    for j in range(last_entry + 1)]
         if rng.random() < 0.3 and len(entries) > 1:  # one page for several table pages
@@ -261,7 +259,7 @@ class _Tables:
                 entries[j] = entries[used[0]]
         if bad:
             if rng.random() < 0.3:
-                first = pool.page_rows + rng.randrange(4)  # the header is not a slot
+                first = pool.page_size + rng.randrange(4)  # the header is not a slot
             else:
                 entries[rng.choice(used)] = self.bad_page()
         return self.place([first, *entries])
@@ -280,16 +278,16 @@ def _paged(rng: random.Random, pad: _Scratchpad, tables: _Tables, kind: str,
     fields = (pool.base, pool.row_words)
     bad = rng.random() < BAD_TABLE_CHANCE
     if kind == "pcopy":
-        row = rng.randrange(pool.page_rows)
-        length = edge_biased(rng, 1, pool.page_rows - row)
+        row = rng.randrange(pool.page_size)
+        length = edge_biased(rng, 1, pool.page_size - row)
         table, sram = tables.pair(bad), pad.take(length * pool.row_words)
         instr = isa.pcopy
     else:
-        row = rng.choice([0, 0, rng.randrange(3 * pool.page_rows)])
+        row = rng.choice([0, 0, rng.randrange(3 * pool.page_size)])
         # the longest run of rows whose table fits the unit's entry buffer (E <= PT_ENTRIES)
-        fits = ((isa.PT_ENTRIES - 1 + (row >> pool.page_shift)) * pool.page_rows - row + 1)
+        fits = (isa.PT_ENTRIES - 1 + page_of(row, pool.page_size)) * pool.page_size - row + 1
         most = max(1, min(fits, 300 // pool.row_words))
-        length = edge_biased(rng, 1, most, (pool.page_rows, pool.page_rows + 1))
+        length = edge_biased(rng, 1, most, (pool.page_size, pool.page_size + 1))
         table = tables.view(row, length, bad)
         if kind == "pload":
             sram, instr = pad.take(length * pool.row_words), isa.pload
@@ -301,4 +299,5 @@ def _paged(rng: random.Random, pad: _Scratchpad, tables: _Tables, kind: str,
         pad.filled.append((sram, length * pool.row_words))
     if bad:
         tables.stops_at = index
-    return instr(table, sram, *fields, length, pool.page_shift, pool.pages, row=row)
+    shift = page_shift_of(pool.page_size)  # the instruction's page field
+    return instr(table, sram, *fields, length, shift, pool.pages, row=row)

@@ -17,7 +17,7 @@ import numpy as np
 from model.chip.arith import INT8_MAX, PROB_ONE, quantize_multiplier
 from model.chip.exp_table import EXP_STEPS_PER_UNIT
 from model.chip.machine import words
-from model.kv.step_rule import context_size
+from model.kv.step_rule import plan_step
 from model.lm.tiny_lm import StepTrace, TinyLM, float_trace, window_slice
 
 SCORE_STEPS_PER_NAT = EXP_STEPS_PER_UNIT  # SOFTMAX reads an int step as 1/16 nat
@@ -106,7 +106,7 @@ def calibrate(
                 window_slice(keys, window, model.dim, sinks),
                 window_slice(values, window, model.dim, sinks),
             )
-            calibration.observe(context_size(step, window), trace)
+            calibration.observe(plan_step(step, window, sinks).context, trace)
             keys.append(trace.k)
             values.append(trace.v)
             token = int(np.argmax(trace.logits))

@@ -1,24 +1,9 @@
 """The paged host: decodes one request on the chip, its KV cache in a page table.
 
-Each step follows the step rule (model.kv.step_rule: context, rows read, trim point, next input),
-through the step interface every host shares (the serving scheduler's too, and the testbench
-drives it the same way):
-
-``prepare_step()``
-    the step's inputs (model.compiler.inputs.StepInputs): in host gather the rows the step
-    reads, gathered through the block table into the contiguous kc/vc inputs of the program
-    compiled for the step's context; in chip gather, whose pools live in the chip's memory,
-    the new row's slot taken first (``PagedCache.reserve``: a new page, or a private copy of a
-    shared one, which the chip then makes) and the step's block table, no row copied;
-``finish_step(inputs, results)``
-    the new row cached (appended, or in chip gather recorded where the chip wrote it), the
-    pages the next step no longer needs released, the next input chosen.
-
-``step()`` runs the inputs on the reference machine in between; a testbench runs the RTL.
-With a window only contexts 1..W occur, so only W programs are compiled and every step after
-the window fills runs the same program. Both modes give the chip the same rows in the same
-order, hence identical integers, tokens and pages. A plain-list cache (``ListCache``) stands
-in for the page table when comparing: both must give the chip identical inputs.
+``PagedHost`` runs the step rule's plans (model.kv.step_rule) through the step interface every
+host shares (``prepare_step``, then the chip, then ``finish_step``), so that the reference
+machine here and the RTL in the testbench run the very same steps; ``decode`` is the chapter's
+whole decode on the reference machine. ``ListCache`` stands in for the page table to compare.
 """
 
 from __future__ import annotations
@@ -38,7 +23,7 @@ from model.compiler.layout import Pool
 from model.compiler.program import StepResult
 from model.compiler.quantize import calibrate
 from model.kv.paged import PageTable
-from model.kv.step_rule import StepPlan, check_window, next_input, plan_step
+from model.kv.step_rule import StepPlan, next_input, plan_step
 from model.lm.lm_grad import log_softmax
 from model.lm.tiny_lm import TinyLM
 from model.lm.window_quality import Reading, Setting
@@ -234,27 +219,31 @@ class StepRecord:
 
 
 class PagedHost:
-    """The decode state of one request: its cache, the next step and the next input token.
+    """The decode state of one request: its cache, the next step's plan and input token.
 
     ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
+    Host and chip gather give the chip the same rows in the same order, hence the same
+    integers, tokens and pages.
     """
 
     def __init__(self, programs: ProgramCache, cache: KVCache, start: int,
                  window: int | None = None, sinks: int = 0,
                  force: Sequence[int] | None = None):
-        check_window(window, sinks)
+        self.plan = plan_step(1, window, sinks)  # the next step's plan (it checks the window)
         self.chip_gather = programs.gather.mode == "chip"
         if self.chip_gather and (sinks or not isinstance(cache, PagedCache)):
             raise ValueError("chip gather reads a page table's pools and keeps no sink rows "
                              "apart: use host gather for sinks or a plain-list cache")
         self.programs = programs
         self.cache = cache
-        self.window = window
         self.sinks = sinks
         self.force = force
         self.token = start  # the next step's input
-        self.done_steps = 0  # rows cached so far
         self.peak_pages = cache.pages_in_use()
+
+    @property
+    def window(self) -> int | None:
+        return self.plan.window
 
     @property
     def rid(self) -> Hashable:
@@ -264,8 +253,10 @@ class PagedHost:
         return self.cache.pages_in_use()
 
     def prepare_step(self) -> StepInputs:
-        """The next step's inputs: its rows gathered, or in chip gather its table."""
-        plan = plan_step(self.done_steps + 1, self.window, self.sinks)
+        """The next step's inputs: in host gather its rows, gathered through the block table
+        into the kc/vc inputs; in chip gather the new row's slot taken first (a new page, or a
+        private copy of a shared one, which the chip makes) and the step's block table."""
+        plan = self.plan
         x = self.programs.x_table[self.token]
         if self.chip_gather:
             return self._chip_gather_inputs(plan, x)
@@ -283,20 +274,19 @@ class PagedHost:
                           requests=(request,), pair=pair, pool_words=before)
 
     def finish_step(self, inputs: StepInputs, results: Sequence[StepResult]) -> None:
-        """Cache the new row, release what the next step will not read, move to the next
-        input."""
+        """Cache the new row (in chip gather: record the row the chip wrote), release the
+        pages the next step will not read, plan the next step and choose its input."""
         (request,), (result,) = inputs.requests, results
         plan = request.plan
-        if plan.step != self.done_steps + 1:
-            raise ValueError(f"finish_step({plan.step}) but step {self.done_steps + 1} is in "
-                             "progress")
+        if plan != self.plan:
+            raise ValueError(f"finish_step({plan.step}) but step {self.plan.step} is in progress")
         if self.chip_gather:
             self.cache.fill(result.k_new, result.v_new)
         else:
             self.cache.append(result.k_new, result.v_new)
         if plan.keep_from is not None:
             self.cache.trim(plan.keep_from)
-        self.done_steps = plan.step
+        self.plan = plan_step(plan.step + 1, plan.window, self.sinks)
         self.token = next_input(plan.step, result.token, self.force)
         pages = self.cache.pages_in_use()
         if pages is not None:
@@ -317,7 +307,7 @@ class PagedHost:
         """A second request sharing every page of this one (copy-on-write from then on)."""
         child = PagedHost(self.programs, self.cache.fork(rid), self.token, self.window,
                           self.sinks, self.force)
-        child.done_steps = self.done_steps
+        child.plan = self.plan
         return child
 
 
@@ -367,7 +357,6 @@ def decode(model: TinyLM, n: int, start: int = 0, window: int | None = None, *,
     is "host" (the host copies the rows a step reads) or "chip" (the chip reads them through
     the block table).
     """
-    check_window(window, sinks)
     programs = decode_programs(model, n, window, page_size=page_size, n_pages=n_pages,
                                gather=gather, sinks=sinks, calib_steps=calib_steps, cfg=cfg)
     cache = (paged_cache(model.dim, page_size, n_pages, sinks) if paged

@@ -1,60 +1,13 @@
 """Serving many requests on one chip: continuous batching over a shared page pool.
 
-A request (``Request``) arrives at a scheduler step, brings a prompt (tokens forced as the
-inputs of its first steps) and asks for ``output_len`` generated tokens. Every chip run
-advances up to B running requests by one token each (one program of the compiler,
-model.compiler.program, for the batch's contexts);
-a step of a request is the decode step rule (model.kv.step_rule) applied to its own context.
-The requests' KV rows share one ``CachingPageTable`` and a prefix cache (model.kv.prefix_cache),
-through which requests with a common system prompt share its full pages.
-
-One scheduler step is split in two, the step interface every host shares (model.host.decode), so
-that
-a testbench can run the plan on the RTL and commit what the chip returned:
-
-``prepare_step()`` (the plan)
-  1. Arrivals whose step has come join the queue (arrival step, then submission order).
-  2. Admission: while fewer than B requests run, the head of the queue is looked up in the
-     prefix cache and the admission rule (model.kv.admission) is asked about it, told the free
-     pages minus the evictable pages its hit would take. The first refusal ends admission: no
-     request overtakes the head.
-  3. Room: each running request writes one row this step, and those starting a page need one
-     free page each (evictable cached pages count as free). While the pool cannot cover them,
-     the latest admitted request is preempted: released, put back at the front of the queue,
-     recomputed when readmitted (production servers' choice).
-  4. The batch: every running request, oldest admission first, with its step rule plan,
-     input token, block table and the slot its new row will be written to, and what its
-     cached rows need in the programs' gather mode (host: the gathered rows; chip: the
-     step's block table); and the program for the tuple of contexts.
-
-``finish_step(plan, results)`` (the commit)
-  appends each request's new row (checking it lands in the planned slot) and keys the pages
-  that became full; then trims each request to its window; then moves each to its next input
-  (``step_rule.next_input``: forced while known, else the chip's token), finishing the
-  requests that are done. No page is freed before every append: no page freed this step is
-  written this step.
-
-Preemption recomputes: a readmitted request holds no page of its earlier life (its block
-table is built anew, from fresh pages and prefix-cache hits) and re-runs with every known
-token forced, its prompt and the tokens it generated before; the chip must give those tokens
-again (``RecomputeMismatch`` otherwise).
-
-It always drains: the oldest running request is never the victim unless it runs alone, and
-alone it fits the pool (checked at ``submit``), so every non-idle step writes a row that is
-never recomputed.
-
-A plan runs in the programs' gather mode (model.compiler.gather): host gather copies each
-request's rows into its kc/vc slot; chip gather has the chip read them through each request's
-block table and write the new row into the planned slot itself. The scheduling is the same,
-so are the tokens.
-
-Prefix-cache counts (hits, misses, resumed pages) belong to a life that ran: an admission that
-the same plan preempts again, before it ran a step, is not counted.
+``Scheduler`` runs the one admission loop (model.kv.admission, planned preemption) over a
+``CachingPageTable`` with a prefix cache, and lays each step out as one chip run of up to B
+requests (``BatchPlan``) through the step interface every host shares (model.host.decode), so
+a testbench runs the plan on the RTL and commits what the chip returned.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -67,9 +20,18 @@ from model.compiler.inputs import RequestInputs, StepInputs, run_reference
 from model.compiler.layout import BATCH_MAX, Pool, max_context
 from model.compiler.program import StepResult
 from model.host.decode import ListCache, PagedHost, StepRecord, check_pools
-from model.kv.admission import AdmissionRule, InvalidRequest
+from model.kv.admission import (
+    PLANNED,
+    AdmissionLoop,
+    AdmissionRule,
+    AdmissionStalled,
+    AdmissionStats,
+    InvalidRequest,
+    Query,
+    RequestTooLong,
+    StepLimitExceeded,
+)
 from model.kv.admission import Request as AdmissionQuery
-from model.kv.admission_sim import AdmissionStalled, RequestTooLong, StepLimitExceeded
 from model.kv.paged import CachingPageTable, InvariantError, PageTable, check_invariants
 from model.kv.prefix_cache import CacheStats, PrefixCache, PrefixHit
 from model.kv.step_rule import check_window, next_input, plan_step
@@ -89,6 +51,7 @@ __all__ = [
     "RequestTooLong",
     "Scheduler",
     "ServingStats",
+    "StepLimitExceeded",
     "forced",
     "peak_pages",
     "planned_table",
@@ -173,8 +136,6 @@ class _Life:
         return self.progress.request.rid
 
 
-
-
 @dataclass(frozen=True, kw_only=True)
 class RequestStep(RequestInputs):
     """One request's part of a scheduler step: its inputs, and where its new row goes."""
@@ -214,27 +175,32 @@ class Finished:
 
 
 @dataclass
-class ServingStats:
-    """Counts over a whole run."""
+class ServingStats(AdmissionStats):
+    """Counts over a whole run (the admission loop's: peak running, preemptions; and these)."""
 
     steps: int = 0  # scheduler steps committed, idle ones included
     chip_runs: int = 0
     rows_computed: int = 0  # request steps run on the chip
     rows_recomputed: int = 0  # of those, steps an earlier life of the request had run
-    preemptions: int = 0
-    peak_running: int = 0
 
 
 # ---- the scheduler -----------------------------------------------------------------------------
 
 
-class Scheduler:
-    """Continuous batching of requests over one page pool; see the module docstring.
+class Scheduler(AdmissionLoop[_Life]):
+    """Continuous batching of requests over one page pool.
 
     ``programs`` holds the model, its calibration and the chip; calibrated through
     ``shared_context_scales``, every projection of a batch is one matmul. The scheduler
-    compiles its steps from them in ``gather`` mode ("host" or "chip"), in one layout of
-    ``BATCH_MAX`` requests (and in chip gather, this pool) whatever the batch size.
+    compiles its steps from them in ``gather`` mode ("host" or "chip": the same scheduling,
+    the same tokens), in one layout of ``BATCH_MAX`` requests (and in chip gather, this pool)
+    whatever the batch size.
+
+    Preemption recomputes: a readmitted request holds no page of its earlier life and re-runs
+    with every known token forced (its prompt, then what it generated before); the chip must
+    give those tokens again (``RecomputeMismatch``). The run always drains: the oldest running
+    request is never the victim unless it runs alone, and alone it fits the pool (checked at
+    ``submit``), so every non-idle step writes a row that is never recomputed.
     """
 
     def __init__(self, programs: ProgramCache, *, n_pages: int, page_size: int,
@@ -244,22 +210,17 @@ class Scheduler:
         if not 1 <= batch_size <= BATCH_MAX:
             raise ValueError(f"batch_size must be in 1..{BATCH_MAX}, got {batch_size}")
         dim = programs.model.dim
-        self.table = CachingPageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8)
+        table = CachingPageTable(n_pages, page_size, row_shape=(2, dim), dtype=np.int8)
+        super().__init__(table, rule, PLANNED, batch_size, ServingStats())
         self.cache = PrefixCache(self.table, window)
         pool = Pool(page_size, n_pages, dim) if gather == "chip" else None
         self.programs = ProgramCache(programs.model, programs.calibration, programs.cfg,
                                      gather_for(gather), BATCH_MAX, pool)
-        self.batch_size = batch_size
-        self.rule = rule
         self.window = window
         self.prefix_caching = prefix_caching
-        self.step = 0  # the step the next plan is for
-        self.stats = ServingStats()
         self.finished: dict[Hashable, Finished] = {}
         self._progress: dict[Hashable, _Progress] = {}  # every request submitted
         self._arrivals: list[Request] = []  # submitted, not yet arrived
-        self._queue: deque[_Progress] = deque()
-        self._running: dict[Hashable, _Life] = {}  # insertion order = admission order
         self._pending: BatchPlan | None = None
 
     # ---- requests -------------------------------------------------------------------------
@@ -311,101 +272,72 @@ class Scheduler:
         """Every request submitted has finished."""
         return len(self.finished) == len(self._progress)
 
-    def running(self) -> list[Hashable]:
-        """The running requests, oldest admission first."""
-        return list(self._running)
-
-    def queued(self) -> list[Hashable]:
-        """The requests waiting for admission, head first."""
-        return [p.request.rid for p in self._queue]
-
     # ---- plan -----------------------------------------------------------------------------
 
     def prepare_step(self) -> BatchPlan:
-        """Admit, make room, and lay out this step's chip run (see the module docstring)."""
+        """The plan of this step's chip run: arrivals, admission, room, the batch."""
         if self._pending is not None:
             raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
-        self._arrive()
-        admitted = self._admit()
-        preempted = self._make_room()
-        requests = tuple(self._request_steps())
+        self._arrive()  # 1. arrivals join the queue
+        admitted, preempted = self.schedule()  # 2. admission, then 3. room (preemption)
+        requests = tuple(self._request_steps())  # 4. the batch: every running request
         chip_gather = self.gather == "chip"
         program = self.programs.get([r.plan.context for r in requests]) if requests else None
         self._pending = BatchPlan(
             program=program, requests=requests, step=self.step, admitted=tuple(admitted),
-            preempted=preempted,
+            preempted=tuple(preempted),
             pool_words=pool_words(self.table) if chip_gather and requests else None)
         return self._pending
 
     def _arrive(self) -> None:
+        """Arrivals whose step has come join the queue: by arrival step, then submission."""
         while self._arrivals and self._arrivals[0].arrival <= self.step:
-            self._queue.append(self._progress[self._arrivals.pop(0).rid])
+            self._queue.append(self._arrivals.pop(0).rid)
 
-    def _admit(self) -> list[Hashable]:
-        admitted = []
-        while self._queue and len(self._running) < self.batch_size:
-            progress = self._queue[0]
-            hit = self._lookup(progress)
-            if not self._admits(progress.request, hit):
-                if not self._running:
-                    raise AdmissionStalled(f"{self.rule.name} refuses request "
-                                           f"{progress.request.rid!r} on an idle pool: it "
-                                           "would wait forever")
-                break
-            self._queue.popleft()
-            counted = self.cache.adopt(progress.request.rid, hit, progress.computed_rows)
-            self._running[progress.request.rid] = _Life(progress, hit.rows, counted)
-            admitted.append(progress.request.rid)
-        self.stats.peak_running = max(self.stats.peak_running, len(self._running))
-        return admitted
+    def _query(self, rid: Hashable) -> Query:
+        """The head of the queue looked up in the prefix cache; the rule is told the free
+        pages left once the hit's unowned pages are taken (evictable pages count as free), and
+        the rows the request still writes (at most what its window lets it hold)."""
+        request = self._progress[rid].request
+        hit = self._lookup(self._progress[rid])
+        size = self.table.page_size
+        held = peak_pages(request.steps, self.window, size) * size
+        query = AdmissionQuery(rid, min(request.steps - hit.rows, held))
+        return Query(self.table.free_count() - hit.unowned, query, hit)
 
     def _lookup(self, progress: _Progress) -> PrefixHit:
         if self.prefix_caching:
             return self.cache.lookup(progress.tokens)
         return PrefixHit((), 0, 0, 0, self.table.page_size)
 
-    def _admits(self, request: Request, hit: PrefixHit) -> bool:
-        """The rule's answer, told the free pages left once the hit's unowned pages are taken,
-        and the rows the request still writes (at most what its window lets it hold)."""
-        size = self.table.page_size
-        held = peak_pages(request.steps, self.window, size) * size
-        query = AdmissionQuery(request.rid, min(request.steps - hit.rows, held))
-        return self.rule.admits(self.table.free_count() - hit.unowned, query, size)
-
-    def _make_room(self) -> tuple[Hashable, ...]:
-        preempted = []
-        while self.table.free_count() < len(self._new_page_writers()):
-            if len(self._running) == 1:
-                raise InvariantError(f"request {self.running()[0]!r} alone does not fit the "
-                                     "pool, although submit checked it")
-            preempted.append(self.preempt())
-        return tuple(preempted)
-
-    def _new_page_writers(self) -> list[Hashable]:
-        """The running requests whose row this step starts a page."""
-        size = self.table.page_size
-        return [rid for rid in self._running if opens_page(self.table.length(rid), size)]
+    def _start(self, rid: Hashable, query: Query) -> _Life:
+        """Admitted: its block table built anew, from the hit's pages, and counted."""
+        progress = self._progress[rid]
+        counted = self.cache.adopt(rid, query.hit, progress.computed_rows)
+        return _Life(progress, query.hit.rows, counted)
 
     def preempt(self) -> Hashable:
         """Preempt the latest admitted running request: release its pages, queue it first."""
-        if not self._running:
-            raise RuntimeError("nothing runs: there is no request to preempt")
         if self._pending is not None:
             raise RuntimeError(f"step {self._pending.step} is planned: commit it first")
-        rid, life = self._running.popitem()
-        self.table.release(rid)
-        if not life.computed:  # admitted by this plan: its lookup did not serve a life that ran
+        return super().preempt()
+
+    def _preempting(self, rid: Hashable) -> None:
+        """Prefix-cache counts belong to a life that ran: an admission this plan preempts
+        again, before it ran a step, is not counted."""
+        life = self._running[rid]
+        if not life.computed:
             self.cache.withdraw(life.counted)
         life.progress.preemptions += 1
-        self._queue.appendleft(life.progress)
-        self.stats.preemptions += 1
-        return rid
 
     def _request_steps(self) -> list[RequestStep]:
+        """Every running request, oldest admission first, with the slot its row will take."""
         new_pages = iter(self.table.allocation_order())  # the pages the appends will take
         return [self._request_step(life, new_pages) for life in self._running.values()]
 
     def _request_step(self, life: _Life, new_pages: Iterator[int]) -> RequestStep:
+        """Its plan, input token, block table and new row's slot, and what its cached rows
+        need in the gather mode (host: the rows; chip: the step's block table)."""
         rid, size = life.rid, self.table.page_size
         length = self.table.length(rid)
         plan = plan_step(length + 1, self.window)
@@ -424,18 +356,20 @@ class Scheduler:
     # ---- commit ---------------------------------------------------------------------------
 
     def finish_step(self, plan: BatchPlan, results: Sequence[StepResult]) -> None:
-        """Write the chip's outputs back: rows, trims, next tokens (see the module docstring)."""
+        """Write the chip's outputs back: every new row appended (in its planned slot) and its
+        full pages keyed, then every trim, then every next input. No page is freed before every
+        append, so no page freed this step is written this step."""
         if plan is not self._pending:
             raise ValueError(f"step {plan.step} is not the step planned")
         if len(results) != len(plan.requests):
             raise ValueError(f"step {plan.step} ran {len(plan.requests)} requests, got "
                              f"{len(results)} results")
-        for step, result in zip(plan.requests, results, strict=True):
+        for step, result in zip(plan.requests, results, strict=True):  # 1. every append
             self._append(step, result)
-        for step in plan.requests:
+        for step in plan.requests:  # 2. every trim to the window
             if step.plan.keep_from is not None:
                 self.table.trim(step.rid, step.plan.keep_from)
-        for step, result in zip(plan.requests, results, strict=True):
+        for step, result in zip(plan.requests, results, strict=True):  # 3. next inputs
             self._advance(step, result)
         self._pending = None
         self.step += 1
@@ -452,7 +386,8 @@ class Scheduler:
             self.cache.register(step.rid, life.progress.tokens)
 
     def _advance(self, step: RequestStep, result: StepResult) -> None:
-        """The step rule's next input; a token generated for the first time is kept."""
+        """The step rule's next input: forced while known, else the chip's token, which is
+        kept the first time it is generated; a finished request leaves."""
         life = self._running[step.rid]
         progress, request = life.progress, life.progress.request
         life.computed.append(Computed(step, result))
@@ -473,8 +408,7 @@ class Scheduler:
         progress.computed_rows = max(progress.computed_rows, step)
 
     def _finish(self, life: _Life) -> None:
-        del self._running[life.rid]
-        self.table.release(life.rid)
+        self._stop(life.rid)
         progress = life.progress
         self.finished[life.rid] = Finished(progress.request, list(progress.generated),
                                            life.computed, progress.preemptions, self.step)
@@ -485,23 +419,21 @@ class Scheduler:
         """Plan, run on the reference machine and commit until every request has finished.
 
         In chip gather the pools each run leaves are checked against the page table's. The
-        step limit defaults to the drain bound (module docstring): the last arrival plus every
-        request's steps.
+        step limit defaults to the drain bound: the last arrival plus every request's steps.
         """
         if max_steps is None:
             requests = [p.request for p in self._progress.values()]
             max_steps = max((r.arrival for r in requests), default=0) + sum(
                 r.steps for r in requests) + 1
-        while not self.done:
-            if self.step >= max_steps:
-                raise StepLimitExceeded(f"{len(self._progress) - len(self.finished)} requests "
-                                        f"unfinished after {max_steps} steps")
-            plan = self.prepare_step()
-            run = run_reference(plan) if plan.requests else None
-            self.finish_step(plan, run.results if run else [])
-            if run and self.gather == "chip":
-                check_pools(self.programs, run.ext, self.table)
+        self._drain(self._step_on_reference, max_steps)
         return self.finished
+
+    def _step_on_reference(self) -> None:
+        plan = self.prepare_step()
+        run = run_reference(plan) if plan.requests else None
+        self.finish_step(plan, run.results if run else [])
+        if run and self.gather == "chip":
+            check_pools(self.programs, run.ext, self.table)
 
     def check_invariants(self) -> None:
         """Pool conservation and ownership, between steps: the page table's invariants (free +
@@ -553,6 +485,6 @@ def solo_decode(programs: ProgramCache, request: Request,
     host = PagedHost(solo, ListCache(programs.model.dim), request.prompt[0], window)
     records = []
     for _ in range(request.steps):
-        host.force = forced(request.prompt, host.done_steps + 1)
+        host.force = forced(request.prompt, host.plan.step)
         records.append(host.step())
     return records

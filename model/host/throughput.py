@@ -1,11 +1,9 @@
 """How far batching raises the chip's tokens per cycle, from the programs' closed-form cycles.
 
 A batch shares its weight loads and its projections (B-row matmuls) but runs attention per
-request, so each request a batch takes adds a fixed number of cycles; as B grows, the gain
-over the solo step approaches the solo step's cycles over that marginal cost. Cycles are a
-closed-form function of a program (hw/ISA.md, model.chip.isa.program_cycles): no inputs needed.
-The same closed form prices a step's attention alone (``attention_cycles``): the serving report
-holds the measured gain against the gain of a chip whose attention took no cycle.
+request, so as B grows the gain over the solo step approaches the solo step's cycles over what
+one more request adds. Cycles are a closed-form function of a program (hw/ISA.md), so no
+inputs are needed; ``attention_cycles`` prices a step's attention alone.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The workloads of the chapter's example B, as pure functions of their parameters.
 
-* ``sample_lengths``  400 request lengths from a long-tailed distribution (part 1, and the
-  admission simulation, model/kv/admission_sim.py). Lengths are lognormal (mu 5.2, sigma 0.9),
-  truncated to an integer and clamped to [MIN_LENGTH, MAX_LENGTH]; the seed and the order of
-  draws are the chapter's, so the same lengths come out (mean 274, median 194, longest 1,884).
-* ``share_prompt``    a prompt stored once and forked to several requests that each append
-  rows of their own (part 2, and prefix alignment, the chapter's exercise 4).
-* ``serving_requests`` two dozen requests for the serving scheduler (model.host.serving): part 1's
-  lengths scaled to the tiny model, two shared system prompts, staggered arrivals.
+``sample_lengths``: part 1's 400 request lengths (also exercise 2's admission simulation);
+``share_prompt``: part 2's prompt forked to several requests (also exercise 4's alignment);
+``serving_requests``: two dozen requests for the serving scheduler (model.host.serving).
 """
 
 from __future__ import annotations
@@ -28,7 +23,9 @@ MIN_LENGTH, MAX_LENGTH = 16, 2048  # MAX_LENGTH is what the contiguous scheme mu
 
 
 def sample_lengths(seed: int = LENGTH_SEED, n_requests: int = N_REQUESTS) -> list[int]:
-    """The chapter's request lengths: long-tailed, clamped to [MIN_LENGTH, MAX_LENGTH]."""
+    """The chapter's request lengths: lognormal (mu 5.2, sigma 0.9), truncated to an integer
+    and clamped to [MIN_LENGTH, MAX_LENGTH]; the seed and the order of draws are the
+    chapter's, so the same lengths come out (mean 274, median 194, longest 1,884)."""
     rng = random.Random(seed)
     draws = (rng.lognormvariate(LOGNORMAL_MU, LOGNORMAL_SIGMA) for _ in range(n_requests))
     return [min(MAX_LENGTH, max(MIN_LENGTH, int(x))) for x in draws]

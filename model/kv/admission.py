@@ -1,42 +1,68 @@
-"""Admission rules: may the next waiting request start, given the free pages of the pool?
+"""Admission on a shared page pool: the rules that say who may start, and the one loop that asks.
 
-Each rule is one small frozen dataclass with one method,
-``admits(free_pages, request, page_size) -> bool``; a scheduler asks it about the request at
-the head of its queue and admits while the answer is yes. A rule sees only the pool's free
-page count and what is known about the request (``Request``), never the running requests,
-so it can be reused by any scheduler (the admission simulation, model/kv/admission_sim.py,
-and later a serving scheduler).
-
-* ``OnePageFree``     the chapter's rule: admit while one page is free.
-* ``CoversExpected``  the chapter's exercise 2: admit only when the free pages cover the
-                      request's expected length. It does not reserve those pages: requests
-                      already running may still take them first.
-* ``Watermark``       vLLM's rule: admit when, after the request's first pages, at least
-                      ``reserve_pages`` stay free for the running requests to grow into.
+``AdmissionLoop`` keeps the queue and the running requests, admits while a rule says yes and
+preempts the latest admitted when the pool runs short, either when an append fails
+(``REACTIVE``) or before the step (``PLANNED``). Exercise 2's simulation
+(model.kv.admission_sim) and the serving scheduler (model.host.serving) are its two users.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections import deque
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
-from model.chip.geometry import pages_for
+from model.chip.geometry import opens_page, pages_for
+from model.kv.paged import InvariantError, OutOfPages, PageTable
+from model.kv.prefix_cache import PrefixHit
 
 __all__ = [
+    "PLANNED",
+    "REACTIVE",
     "WATERMARK_FRACTION",
+    "AdmissionError",
+    "AdmissionLoop",
     "AdmissionRule",
+    "AdmissionStalled",
+    "AdmissionStats",
     "CoversExpected",
+    "InvalidRequest",
     "OnePageFree",
+    "Query",
     "Request",
+    "RequestTooLong",
+    "StepLimitExceeded",
     "Watermark",
 ]
 
 WATERMARK_FRACTION = 0.01  # vLLM's default watermark: 1% of the pool's pages, rounded down
+REACTIVE = "reactive"  # preempt when an append raises OutOfPages, then retry it
+PLANNED = "planned"  # preempt before the step until every running request's row fits
+PREEMPTIONS = (REACTIVE, PLANNED)
 
 
 class InvalidRequest(ValueError):
     """A request was refused with nothing changed: the scheduler or simulation is as before."""
+
+
+class AdmissionError(Exception):
+    """Base class of the admission loop's errors."""
+
+
+class RequestTooLong(AdmissionError, InvalidRequest):
+    """A request needs more than the chip or the whole pool holds: it could never finish."""
+
+
+class AdmissionStalled(AdmissionError, RuntimeError):
+    """The rule refuses the head of the queue although nothing runs: it would wait forever."""
+
+
+class StepLimitExceeded(AdmissionError, RuntimeError):
+    """The run did not drain within the step limit given."""
+
+
+# ---- the rules ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -49,7 +75,8 @@ class Request:
 
 
 class AdmissionRule(Protocol):
-    """The one question a scheduler asks before starting a waiting request."""
+    """The one question asked before starting the request at the head of the queue. A rule
+    sees only the free pages it is told and the request, never the running requests."""
 
     @property
     def name(self) -> str: ...
@@ -71,7 +98,8 @@ class OnePageFree:
 
 @dataclass(frozen=True)
 class CoversExpected:
-    """Exercise 2: admit only when the free pages cover the request's expected length."""
+    """Exercise 2: admit only when the free pages cover the request's expected length. It
+    reserves nothing: requests already running may still take those pages first."""
 
     @property
     def name(self) -> str:
@@ -83,7 +111,8 @@ class CoversExpected:
 
 @dataclass(frozen=True)
 class Watermark:
-    """Admit when the free pages minus the request's first pages stay at or above a reserve."""
+    """vLLM's rule: admit when, after the request's first pages, at least ``reserve_pages``
+    stay free for the running requests to grow into."""
 
     reserve_pages: int
 
@@ -103,3 +132,179 @@ class Watermark:
     def admits(self, free_pages: int, request: Request, page_size: int) -> bool:
         first_pages = pages_for(request.first_rows, page_size)
         return free_pages - first_pages >= self.reserve_pages
+
+
+# ---- the loop ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question to the rule about the head of the queue, and what its start needs."""
+
+    free_pages: int  # the free pages the rule is told
+    request: Request
+    hit: PrefixHit | None = None  # the prefix-cache hit it would start from, if any
+
+
+@dataclass
+class AdmissionStats:
+    """What the loop counts over a run."""
+
+    peak_running: int = 0  # most requests running once a step's admissions are done
+    preemptions: int = 0
+
+
+Life = TypeVar("Life")  # what a user keeps of a running request
+
+
+class AdmissionLoop(Generic[Life]):
+    """The waiting queue (head first) and the running requests (oldest admission first) of
+    one page pool, the rule that admits, and preemption of the latest admitted.
+
+    A user says what a request is through four methods: ``_query`` (what the rule is told),
+    ``_start`` (admitted: its table entry made), ``_preempting`` (about to lose its pages) and,
+    for ``REACTIVE`` preemption only, ``_write`` (one row appended, which may raise
+    ``OutOfPages``). It calls ``schedule`` once a step.
+    """
+
+    def __init__(self, table: PageTable, rule: AdmissionRule, preemption: str,
+                 batch_size: int | None = None, stats: AdmissionStats | None = None):
+        if preemption not in PREEMPTIONS:
+            raise ValueError(f"preemption must be one of {PREEMPTIONS}, got {preemption!r}")
+        self.table = table
+        self.rule = rule
+        self.preemption = preemption
+        self.batch_size = batch_size  # most requests running at once (None: no limit)
+        self.stats = stats or AdmissionStats()
+        self.step = 0  # steps done
+        self._queue: deque[Hashable] = deque()
+        self._running: dict[Hashable, Life] = {}  # insertion order = admission order
+
+    def running(self) -> list[Hashable]:
+        """The running requests, oldest admission first."""
+        return list(self._running)
+
+    def queued(self) -> list[Hashable]:
+        """The requests waiting for admission, head first."""
+        return list(self._queue)
+
+    @property
+    def done(self) -> bool:
+        return not self._queue and not self._running
+
+    # ---- what a user says ------------------------------------------------------------------
+
+    def _query(self, rid: Hashable) -> Query:
+        raise NotImplementedError
+
+    def _start(self, rid: Hashable, query: Query) -> Life:
+        raise NotImplementedError
+
+    def _preempting(self, rid: Hashable) -> None:
+        """``rid`` is about to be preempted (its pages still held)."""
+
+    def _write(self, rid: Hashable) -> None:
+        raise NotImplementedError(f"{type(self).__name__} writes its rows itself (planned)")
+
+    def _out_of_pages(self, rid: Hashable) -> None:
+        """``rid``'s append raised OutOfPages (reactive preemption)."""
+
+    # ---- one step ---------------------------------------------------------------------------
+
+    def schedule(self) -> tuple[list[Hashable], list[Hashable]]:
+        """This step's admissions and preemptions (latest admitted first).
+
+        Reactive: every running request, oldest first, writes its row, preempting on
+        OutOfPages; then admission, each admitted request writing its first row at once.
+        Planned: admission, then preemption until the pool covers one row for every running
+        request; the caller then writes those rows (the chip computes them).
+        """
+        if self.preemption == REACTIVE:
+            for rid in list(self._running):
+                if rid in self._running:  # not preempted earlier in this step
+                    self._grow(rid)
+            return self._admit(), []
+        admitted = self._admit()
+        return admitted, self._make_room()
+
+    def _admit(self) -> list[Hashable]:
+        """Admit the head of the queue while the rule says yes and the batch has room; the
+        first refusal ends admission: no request overtakes the head."""
+        admitted = []
+        while self._queue and (self.batch_size is None or len(self._running) < self.batch_size):
+            rid = self._queue[0]
+            query = self._query(rid)
+            if not self.rule.admits(query.free_pages, query.request, self.table.page_size):
+                if not self._running:
+                    raise AdmissionStalled(
+                        f"{self.rule.name} refuses request {rid!r} although nothing runs "
+                        f"({query.free_pages} of {self.table.n_pages} pages free): it would "
+                        "wait forever")
+                break
+            self._queue.popleft()
+            self._running[rid] = self._start(rid, query)
+            admitted.append(rid)
+            if self.preemption == REACTIVE:
+                self._grow(rid)  # its first row
+                if self._queue and self._queue[0] == rid:  # preempted at once: the pool is full
+                    break
+        self.stats.peak_running = max(self.stats.peak_running, len(self._running))
+        return admitted
+
+    def _grow(self, rid: Hashable) -> None:
+        """Reactive: one row for ``rid``; on OutOfPages preempt the latest admitted and retry,
+        unless ``rid`` was the one preempted."""
+        while True:
+            try:
+                self._write(rid)
+                return
+            except OutOfPages:
+                self._out_of_pages(rid)
+                if self.preempt() == rid:
+                    return
+
+    def _make_room(self) -> list[Hashable]:
+        """Planned: preempt until the free pages cover a page for every running request whose
+        row this step opens one."""
+        preempted = []
+        while self.table.free_count() < self._pages_needed():
+            if len(self._running) == 1:
+                raise InvariantError(f"request {self.running()[0]!r} alone does not fit the "
+                                     "pool, although it was checked when it came")
+            preempted.append(self.preempt())
+        return preempted
+
+    def _pages_needed(self) -> int:
+        size = self.table.page_size
+        return sum(opens_page(self.table.length(rid), size) for rid in self._running)
+
+    def preempt(self) -> Hashable:
+        """Preempt the latest admitted running request: its pages released, it goes back to
+        the head of the queue and is recomputed when readmitted (production servers' choice).
+        """
+        if not self._running:
+            raise RuntimeError("nothing runs: there is no request to preempt")
+        rid = next(reversed(self._running))
+        self._preempting(rid)
+        self._stop(rid)
+        self._queue.appendleft(rid)
+        self.stats.preemptions += 1
+        return rid
+
+    def _stop(self, rid: Hashable) -> Life:
+        """``rid`` stops running (finished or preempted): its pages go back to the pool."""
+        life = self._running.pop(rid)
+        self.table.release(rid)
+        return life
+
+    # ---- a whole run ------------------------------------------------------------------------
+
+    def _drain(self, advance: Callable[[], None], max_steps: int) -> None:
+        """``advance()`` (one whole step) until done; a run still going after ``max_steps``
+        steps is an error, not a hang."""
+        while not self.done:
+            if self.step >= max_steps:
+                raise StepLimitExceeded(
+                    f"{self.rule.name}: {len(self._queue)} queued and {len(self._running)} "
+                    f"running after the step limit of {max_steps} steps")
+            advance()

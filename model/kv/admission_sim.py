@@ -1,73 +1,28 @@
-"""Admission on a shared page pool: requests queue, grow a row per step, get preempted, finish.
+"""Exercise 2's admission simulation: requests queue, grow a row per step, get preempted, finish.
 
-The simulation behind the chapter's exercise 2. The pool is a ``model.kv.paged.PageTable``; an
-admission rule (model/kv/admission.py) decides when the request at the head of the queue may
-start. Time runs in steps 1, 2, 3, ...
-
-Arrival: every request is queued at step 0, in the order given (first come, first served).
-
-Each step, in this order:
-
-1. Grow. Every running request, oldest admission first, appends one row. If the append raises
-   ``OutOfPages``, the latest admitted running request is preempted (production servers'
-   choice): its pages are released, its rows count as recomputed, and it goes back to the
-   front of the queue, to restart from 0 rows when readmitted. The append is then retried,
-   unless the request that hit ``OutOfPages`` was itself the one preempted. A request that
-   reaches its length finishes and releases its pages at once.
-2. Admit. While the queue is not empty and the rule admits its head, the head starts and
-   writes its first row (it may finish at once if its length is 1). The first refusal ends
-   admission for the step: no request overtakes the head.
-
-The rule is told the pool's free pages. With ``net_of_running=True`` it is told the pages
-left once every running request has grown to its expected length instead
-(``n_pages - sum(pages_for(expected))`` over the running requests, as no page is shared
-here): the free pages a rule counts are then not also promised to a request already running.
-
-The rules are told each request's expected length; here that is its true length (an oracle:
-a server would know a prediction or the request's max_tokens at best).
-
-The run ends when the queue is empty and nothing runs; every request then has completed.
-It always ends: the oldest running request is never the victim unless it runs alone, and
-alone it fits the pool (checked up front), so every step writes at least one row that is
-never recomputed, and ``sum(lengths)`` steps bound the run. A rule that refuses the head on
-an empty pool would wait forever: that is an ``AdmissionStalled`` error instead.
+Requests of known lengths, all queued at step 0, run through the one admission loop
+(model.kv.admission.AdmissionLoop) on a ``PageTable`` whose rows hold nothing; the result counts
+what each admission rule costs: OutOfPages, preemptions, rows recomputed, steps to drain.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from model.chip.geometry import pages_for
-from model.kv.admission import AdmissionRule, InvalidRequest, Request
-from model.kv.paged import OutOfPages, PageTable
+from model.kv.admission import (
+    PLANNED,
+    REACTIVE,
+    AdmissionLoop,
+    AdmissionRule,
+    Query,
+    Request,
+    RequestTooLong,
+)
+from model.kv.paged import PageTable
 
-__all__ = [
-    "AdmissionError",
-    "AdmissionResult",
-    "AdmissionSim",
-    "AdmissionStalled",
-    "RequestTooLong",
-    "StepLimitExceeded",
-    "simulate",
-]
-
-
-class AdmissionError(Exception):
-    """Base class of the simulation's errors."""
-
-
-class RequestTooLong(AdmissionError, InvalidRequest):
-    """A request needs more pages than the whole pool: it could never finish."""
-
-
-class AdmissionStalled(AdmissionError, RuntimeError):
-    """The rule refuses the head of the queue although nothing runs: it would wait forever."""
-
-
-class StepLimitExceeded(AdmissionError, RuntimeError):
-    """The run did not drain within the step limit given."""
+__all__ = ["AdmissionResult", "AdmissionSim", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -86,124 +41,82 @@ class AdmissionResult:
     steps: int  # steps until the queue was empty and nothing ran
 
 
-class AdmissionSim:
-    """One run: a queue, the running requests (in admission order) and the page pool."""
+class AdmissionSim(AdmissionLoop[None]):
+    """One run: request ``i`` is ``lengths[i]`` rows long, and is queued ``i``-th.
 
-    def __init__(
-        self,
-        lengths: Sequence[int],
-        rule: AdmissionRule,
-        n_pages: int,
-        page_size: int,
-        net_of_running: bool = False,
-    ) -> None:
-        self.table = PageTable(n_pages, page_size)
+    Each step (``REACTIVE``, the chapter's): every running request, oldest admission first,
+    appends a row, and an append that raises OutOfPages preempts the latest admitted request
+    (its rows count as recomputed) and is retried; then the head of the queue is admitted while
+    the rule allows, each writing its first row at once. A request that reaches its length
+    finishes and releases its pages at once. ``PLANNED`` preempts before the rows are written
+    instead, so no append fails.
+
+    The rule is told each request's true length (an oracle: a server would know a prediction
+    at best) and the pool's free pages; ``net_of_running``: the pages left once every running
+    request has grown to its length (no page is shared here), so that no page is promised
+    twice. A run always drains: the oldest running request is never the victim unless it runs
+    alone, and alone it fits the pool (checked here), so every step writes a row that is never
+    recomputed, and ``sum(lengths)`` steps bound the run.
+    """
+
+    def __init__(self, lengths: Sequence[int], rule: AdmissionRule, n_pages: int,
+                 page_size: int, net_of_running: bool = False, preemption: str = REACTIVE):
         _check_lengths(lengths, n_pages, page_size)
+        super().__init__(PageTable(n_pages, page_size), rule, preemption)
         self.lengths = list(lengths)
-        self.rule = rule
         self.net_of_running = net_of_running
-        self.step = 0
-        self.queue: deque[int] = deque(range(len(self.lengths)))
-        self.running: dict[int, None] = {}  # insertion order = admission order
-        self._peak = self._out_of_pages = self._preemptions = 0
-        self._recomputed = self._completed = 0
-        self._hit: set[int] = set()
-        self._expected_pages = 0  # sum of pages_for(expected length) over the running requests
+        self._queue.extend(range(len(self.lengths)))
+        self._appends_refused = self._recomputed = self._completed = 0
+        self._hit: set[Hashable] = set()
 
-    def run(
-        self,
-        on_step: Callable[[AdmissionSim], None] | None = None,
-        max_steps: int | None = None,
-    ) -> AdmissionResult:
+    def run(self, on_step: Callable[[AdmissionSim], None] | None = None,
+            max_steps: int | None = None) -> AdmissionResult:
         """Step until drained; ``on_step(self)`` is called at the end of every step."""
-        limit = sum(self.lengths) if max_steps is None else max_steps
-        while self.queue or self.running:
-            if self.step >= limit:
-                raise StepLimitExceeded(
-                    f"{self.rule.name}: {len(self.queue)} queued and {len(self.running)} "
-                    f"running after the step limit of {limit} steps"
-                )
+        def advance() -> None:
             self.step += 1
-            self._grow()
-            self._admit()
-            self._peak = max(self._peak, len(self.running))
+            self.schedule()
+            if self.preemption == PLANNED:  # the rows the plan made room for
+                for rid in self.running():
+                    self._write(rid)
             if on_step is not None:
                 on_step(self)
+
+        self._drain(advance, sum(self.lengths) if max_steps is None else max_steps)
         return self.result()
 
     def result(self) -> AdmissionResult:
-        name = f"{self.rule.name}, net of running" if self.net_of_running else self.rule.name
+        name = self.rule.name + ", net of running" * self.net_of_running + (
+            ", planned preemption" * (self.preemption == PLANNED))
         return AdmissionResult(
-            name, self.table.n_pages, self.table.page_size, self._peak,
-            self._out_of_pages, len(self._hit), self._preemptions, self._recomputed,
+            name, self.table.n_pages, self.table.page_size, self.stats.peak_running,
+            self._appends_refused, len(self._hit), self.stats.preemptions, self._recomputed,
             self._completed, self.step,
         )  # fmt: skip
 
-    def free_pages_told(self) -> int:
-        """The free pages the rule is told: the pool's, or net of the running requests' growth."""
+    # ---- the loop's questions ---------------------------------------------------------------
+
+    def _query(self, rid: Hashable) -> Query:
+        free = self.table.free_count()
         if self.net_of_running:
-            return self.table.n_pages - self._expected_pages
-        return self.table.free_count()
+            free = self.table.n_pages - sum(pages_for(self.lengths[r], self.table.page_size)
+                                            for r in self._running)
+        return Query(free, Request(rid, expected_rows=self.lengths[rid]))
 
-    # ---- one step ---------------------------------------------------------------------------
+    def _start(self, rid: Hashable, query: Query) -> None:
+        self.table.new(rid)
 
-    def _grow(self) -> None:
-        for rid in list(self.running):
-            if rid in self.running:  # not preempted earlier in this step
-                self._append(rid)
-
-    def _admit(self) -> None:
-        while self.queue:
-            rid = self.queue[0]
-            request = Request(rid, expected_rows=self.lengths[rid])
-            if not self.rule.admits(self.free_pages_told(), request, self.table.page_size):
-                if not self.running:
-                    raise AdmissionStalled(
-                        f"{self.rule.name} refuses request {rid} (length {self.lengths[rid]}) "
-                        f"on an empty pool of {self.table.n_pages} pages: it would wait forever"
-                    )
-                return
-            self.queue.popleft()
-            self.table.new(rid)
-            self._start(rid)
-            self._append(rid)
-            if self.queue and self.queue[0] == rid:  # preempted at once: the pool is full
-                return
-
-    def _append(self, rid: int) -> None:
-        """One row for ``rid``; on OutOfPages preempt the latest admitted and retry."""
-        while True:
-            try:
-                self.table.append(rid, 0)
-                break
-            except OutOfPages:
-                self._out_of_pages += 1
-                self._hit.add(rid)
-                victim = next(reversed(self.running))
-                self._preempt(victim)
-                if victim == rid:
-                    return
+    def _write(self, rid: Hashable) -> None:
+        self.table.append(rid, 0)
         if self.table.length(rid) == self.lengths[rid]:
-            self._finish(rid)
+            self._stop(rid)
+            self._completed += 1
 
-    def _preempt(self, rid: int) -> None:
+    def _out_of_pages(self, rid: Hashable) -> None:
+        self._appends_refused += 1
+        self._hit.add(rid)
+
+    def _preempting(self, rid: Hashable) -> None:
         self._recomputed += self.table.length(rid)
-        self._preemptions += 1
-        self._stop(rid)
-        self.queue.appendleft(rid)
-
-    def _finish(self, rid: int) -> None:
-        self._stop(rid)
-        self._completed += 1
-
-    def _start(self, rid: int) -> None:
-        self.running[rid] = None
-        self._expected_pages += pages_for(self.lengths[rid], self.table.page_size)
-
-    def _stop(self, rid: int) -> None:
-        self.table.release(rid)
-        del self.running[rid]
-        self._expected_pages -= pages_for(self.lengths[rid], self.table.page_size)
 
 
 def simulate(
@@ -213,9 +126,11 @@ def simulate(
     page_size: int,
     net_of_running: bool = False,
     on_step: Callable[[AdmissionSim], None] | None = None,
+    preemption: str = REACTIVE,
 ) -> AdmissionResult:
     """Run ``lengths`` through a pool of ``n_pages`` pages of ``page_size`` rows under ``rule``."""
-    return AdmissionSim(lengths, rule, n_pages, page_size, net_of_running).run(on_step)
+    sim = AdmissionSim(lengths, rule, n_pages, page_size, net_of_running, preemption)
+    return sim.run(on_step)
 
 
 def _check_lengths(lengths: Sequence[int], n_pages: int, page_size: int) -> None:

@@ -1,30 +1,9 @@
-"""A paged KV cache: the host-side page table of the accelerator's serving loop.
+"""The paged KV cache: each request's rows in fixed-size pages from one shared pool.
 
-Each request's cache rows (one row = the key and value of one token) live in
-fixed-size *pages* taken from one shared pool, instead of one contiguous
-reservation per request sized for the longest possible length. The design is
-vLLM's block pool / nano-vllm's block manager, kept small enough to read in a
-minute:
-
-* ``pool``        one numpy array of shape ``(n_pages, page_size, *row_shape)``.
-* block table     per request, the physical page of each live logical page.
-                  Logical pages released by ``trim`` (a sliding window) are
-                  counted in ``dropped`` and removed from the front.
-* free list       a stack: it starts as ``[n-1, ..., 1, 0]`` so page 0 is handed
-                  out first, and a freed page is pushed on top so it is reused
-                  first (this order is part of the specification).
-* refcounts       a page may sit in several block tables (a shared prompt after
-                  ``fork``); it goes back to the free list with its last owner.
-* copy-on-write   appending into a partly filled last page that others share
-                  first copies it into a private page.
-
-Every mutating method validates its arguments and allocates before changing
-anything, so a failed call (bad input or ``OutOfPages``) leaves the table as
-it was. ``check_invariants`` re-derives the bookkeeping from scratch; a
-testbench may call it after every operation.
-
-The chip never sees a page: the host gathers the rows a step needs with
-``rows`` into the contiguous cache inputs of the compiled program.
+Instead of one contiguous reservation per request, sized for the longest possible length, a
+request takes a page when it needs one (vLLM's block pool, nano-vllm's block manager, small
+enough to read in a minute). ``PageTable`` is the chapter's table, ``CachingPageTable`` adds
+keyed pages for the prefix cache, ``check_invariants`` re-derives the bookkeeping from scratch.
 """
 
 from __future__ import annotations
@@ -93,7 +72,21 @@ class _Request:
 
 
 class PageTable:
-    """Pages of ``page_size`` rows in a shared pool: block tables, refcounts, copy-on-write."""
+    """Pages of ``page_size`` rows in a shared pool: block tables, refcounts, copy-on-write.
+
+    * ``pool``       one numpy array of shape ``(n_pages, page_size, *row_shape)``.
+    * block table    per request, the physical page of each live logical page; logical pages
+                     released by ``trim`` (a sliding window) are counted in ``dropped``.
+    * free list      a stack starting as ``[n-1, ..., 1, 0]``: page 0 is handed out first, and
+                     a freed page is reused first (this order is part of the specification).
+    * refcounts      a page may sit in several block tables (a prefix shared by ``fork``); it
+                     goes back to the free list with its last owner.
+    * copy-on-write  appending into a partly filled last page that others share first copies
+                     it into a private page.
+
+    Every mutating method validates its arguments and allocates before changing anything, so
+    a failed call (bad input or ``OutOfPages``) leaves the table as it was.
+    """
 
     def __init__(
         self,

@@ -3,24 +3,6 @@
 vLLM v1's automatic prefix caching, kept small. A request's rows are a function of its tokens
 (row i holds the key and value computed for token i), so two requests whose tokens agree up to
 a page boundary may hold the same physical pages up to there.
-
-* Keys. A full page's key is a SHA-256 of its tokens chained with the previous page's key
-  (``page_keys``): equal keys mean equal prefixes, not just an equal page. Partly filled pages
-  have no key; they are never shared, so no copy-on-write is ever needed.
-* Pages. The pages live in a ``model.kv.paged.CachingPageTable``: a page is keyed once full
-  (``register``), shared by reference count, kept in an LRU when its last owner leaves, and
-  handed out again only when no plain free page is left, its key dropped first.
-* Lookup. The longest prefix of a request's known tokens whose pages are cached, at most
-  ``len(tokens) - 1`` rows: the last known token must still be fed, since its step gives the
-  next token (vLLM recomputes the last token for the same reason). With a window ``W`` only
-  the pages the first computed step reads (model.kv.step_rule) must be cached, and only they are
-  adopted: the pages below lie outside the window and are skipped, neither held nor counted.
-* Counting. A hit on a page nobody holds takes it off the free list: ``PrefixHit.unowned``
-  tells admission what the hit costs. Hits and misses count pages looked up; a page a
-  readmitted request computed in an earlier life is neither (``resumed``): tokens recomputed
-  after a preemption are not prefix hits. An adoption whose request never ran (preempted by
-  the plan that admitted it) is ``withdraw``n, so that its next admission does not count the
-  same pages twice. Evictions are counted by the table.
 """
 
 from __future__ import annotations
@@ -77,7 +59,26 @@ class CacheStats:
 
 
 class PrefixCache:
-    """Finds, shares and keys full prompt pages of the requests in one ``CachingPageTable``."""
+    """Finds, shares and keys full prompt pages of the requests in one ``CachingPageTable``.
+
+    * Keys. A full page's key is a SHA-256 of its tokens chained with the previous page's key
+      (``page_keys``): equal keys mean equal prefixes, not just an equal page. Partly filled
+      pages have no key; they are never shared, so no copy-on-write is ever needed.
+    * Pages. A page is keyed once full (``register``), shared by reference count, kept in an
+      LRU when its last owner leaves, and handed out again only when no plain free page is
+      left, its key dropped first (model.kv.paged.CachingPageTable).
+    * Lookup. The longest prefix of a request's known tokens whose pages are cached, at most
+      ``len(tokens) - 1`` rows: the last known token must still be fed, since its step gives
+      the next token (vLLM recomputes the last token for the same reason). With a window only
+      the pages the first computed step reads must be cached, and only they are adopted: the
+      pages below lie outside the window, neither held nor counted.
+    * Counting. A hit on a page nobody holds takes it off the free list: ``PrefixHit.unowned``
+      tells admission what the hit costs. Hits and misses count pages looked up; a page a
+      readmitted request computed in an earlier life is neither (``resumed``): tokens
+      recomputed after a preemption are not prefix hits. An adoption whose request never ran
+      (preempted by the plan that admitted it) is ``withdraw``n, so that its next admission
+      does not count the same pages twice. Evictions are counted by the table.
+    """
 
     def __init__(self, table: CachingPageTable, window: int | None = None):
         check_window(window)
@@ -90,7 +91,7 @@ class PrefixCache:
         return self.table.evictions
 
     def lookup(self, tokens: Sequence[int]) -> PrefixHit:
-        """The longest usable cached prefix of ``tokens`` (see the module docstring); no change.
+        """The longest usable cached prefix of ``tokens`` (see the class docstring); no change.
 
         For n pages served the first computed step is n * P + 1; it reads the rows from
         ``plan_step(...).lo``, so the pages from that row's page to n - 1 must all be cached.

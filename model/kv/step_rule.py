@@ -1,20 +1,9 @@
 """The decode step rule, defined once: what a step reads, what it may give back, what comes next.
 
-Step ``L`` (1-based) attends the new token and the ``context - 1`` cached rows before it, where
-``context = min(L, W)`` (all of them without a window ``W``): it reads the logical rows
-``lo .. L-2`` with ``lo = L - context``. After it has appended its own row (row ``L - 1``), the
-next step reads rows ``>= L + 1 - W``, so every page entirely below that row may be released
-(the trim point). The next step's input is the chip's token, or the forced one.
-
-Attention sinks (``S`` of them, 0 by default) keep the first ``S`` rows in every window: once the
-window is full a step reads rows ``0 .. S-1`` and the ``W - 1 - S`` most recent ones, so the
-context is still ``W`` and the compiled programs do not change. The trim point moves up by
-``S`` and releases only rows at or above ``S``.
-
-The reference host (model.host.decode), the float reference and the calibration (model.lm.tiny_lm,
-model.compiler) and the pyuvm decode sequence (verif) all take the rule from here.
-``pages_held`` is the exception on purpose: it is the chapter's closed-form page count, written
-without the functions above, so that it can check them.
+``plan_step`` checks the window and gives a step's ``StepPlan``; the hosts, the compiler, the
+float reference and the testbench read that record and derive nothing again. ``pages_held`` is
+the exception on purpose: the chapter's closed-form page count, written without the rule, so
+that it can check it.
 """
 
 from __future__ import annotations
@@ -35,8 +24,8 @@ def check_window(window: int | None, sinks: int = 0) -> None:
 
 
 def context_size(step: int, window: int | None) -> int:
-    """Tokens step ``step`` (1-based) attends: itself and at most window - 1 before it."""
-    check_window(window)
+    """Tokens step ``step`` (1-based) attends: itself and at most window - 1 before it (the
+    window unchecked: ``plan_step`` checks it)."""
     return step if window is None else min(step, window)
 
 
@@ -49,9 +38,11 @@ def trim_point(step: int, window: int, sinks: int = 0) -> int:
 @dataclass(frozen=True)
 class StepPlan:
     """What step ``step`` does with the cache: read rows 0 <= i < sinks and lo <= i < hi (in
-    that order), then trim rows sinks <= i < keep_from."""
+    that order), then trim rows sinks <= i < keep_from. The one record of a step's rule: the
+    hosts, the compiler and the testbench read it, none derives these again."""
 
     step: int
+    window: int | None  # the window the step was planned under (None: full attention)
     context: int  # tokens attended: the new one and context - 1 cached rows
     lo: int  # first recent cached row read
     hi: int  # one past the last cached row read (= step - 1)
@@ -69,15 +60,23 @@ class StepPlan:
 
 
 def plan_step(step: int, window: int | None, sinks: int = 0) -> StepPlan:
-    """The plan of step ``step`` under window ``window`` with ``sinks`` sink rows."""
+    """The plan of step ``step`` (1-based) under window ``W`` with ``S`` sink rows.
+
+    The step attends the new token and ``context - 1 = min(L, W) - 1`` cached rows before it:
+    rows ``lo .. L-2``. Once its own row (L - 1) is appended the next step reads rows
+    ``>= L + 1 - W``: pages entirely below that trim point may go. With sinks, once the window
+    is full a step reads rows ``0 .. S-1`` and the ``W - 1 - S`` most recent ones (the context,
+    hence the programs, unchanged), and the trim point moves up by S, releasing only rows >= S.
+    The one place the window and the sinks are checked.
+    """
     check_window(window, sinks)
     if step < 1:
         raise ValueError(f"steps count from 1, got {step}")
     context = context_size(step, window)
     keep_from = None if window is None else trim_point(step, window, sinks)
     if sinks and step > window:  # the window has slid past the sinks: read them apart
-        return StepPlan(step, context, step - window + sinks, step - 1, keep_from, sinks)
-    return StepPlan(step, context, step - context, step - 1, keep_from)
+        return StepPlan(step, window, context, step - window + sinks, step - 1, keep_from, sinks)
+    return StepPlan(step, window, context, step - context, step - 1, keep_from)
 
 
 def next_input(step: int, chip_token: int, force: Sequence[int] | None) -> int:
@@ -93,7 +92,7 @@ def attended_rows(n_cached: int, window: int | None, sinks: int = 0) -> list[int
 
 def programs_needed(steps: int, window: int | None) -> int:
     """Distinct contexts (hence compiled programs) a decode of ``steps`` steps meets."""
-    return len({context_size(step, window) for step in range(1, steps + 1)})
+    return len({plan_step(step, window).context for step in range(1, steps + 1)})
 
 
 def pages_held(step: int, window: int | None, page_size: int, sinks: int = 0) -> int:
@@ -101,11 +100,10 @@ def pages_held(step: int, window: int | None, page_size: int, sinks: int = 0) ->
 
     Without sinks, ``step`` rows are cached in ceil(step / P) pages, and a window has released
     the floor(keep_from / P) pages below keep_from = step + 1 - W. With S sinks (kept in pages
-    of their own, as model.host.decode.PagedCache stores them) the sink rows hold ceil(min(step, S)
-    / P)
-    pages, the step - S recent rows ceil((step - S) / P), less the floor((step + 1 - W) / P)
-    recent pages entirely below the window. Written out, not through ``trim_point``, so that it
-    checks the rule rather than repeating it.
+    of their own, as model.host.decode.PagedCache stores them) the sink rows hold
+    ceil(min(step, S) / P) pages, the step - S recent rows ceil((step - S) / P), less the
+    floor((step + 1 - W) / P) recent pages entirely below the window. Written out, not
+    through ``trim_point``, so that it checks the rule rather than repeating it.
     """
     recent = max(0, step - sinks)
     held = -(-min(step, sinks) // page_size) + -(-recent // page_size)

@@ -327,13 +327,13 @@ def paged_image(page_shift: int, pages: int, table: list[int], seed: int = 0,
 def pool_addresses(ext: np.ndarray, row: int, length: int, page_shift: int,
                    row_words: int = ROW_WORDS) -> list[int]:
     """Plain Python: the external address of every word of table rows row .. row+length-1."""
-    page_rows = 2**page_shift
+    page_size = 2**page_shift
     first = int(ext[TABLE])
     addresses = []
     for v in range(row, row + length):
-        page = int(ext[TABLE + 1 + (first + v) // page_rows])
-        slot = (first + v) % page_rows
-        addresses += [POOL + (page * page_rows + slot) * row_words + w for w in range(row_words)]
+        page = int(ext[TABLE + 1 + (first + v) // page_size])
+        slot = (first + v) % page_size
+        addresses += [POOL + (page * page_size + slot) * row_words + w for w in range(row_words)]
     return addresses
 
 

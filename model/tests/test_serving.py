@@ -1,14 +1,9 @@
-"""The serving scheduler (model.host.serving) on the reference machine.
+"""The serving scheduler (model.host.serving) on the reference machine, in both gather modes.
 
-Every finished request must equal its solo decode (model.host.serving.solo_decode: PagedHost, solo
-programs) integer for integer, at every step its last life computed: batched with others,
-sharing prompt pages, after a preemption, with a window. After every step the pool is
-conserved (free + evictable + owned == total) and only running requests hold pages.
-
-The whole runs and the traps run in both gather modes: host gather (the rows copied into each
-request's kc/vc slot) and chip gather (model.compiler.gather.ChipGather: the chip reads them
-through block tables and writes its new rows into the pool itself); in chip gather the pools
-the chip left must also equal the page table's pool after every step, word for word.
+Every finished request must equal its solo decode integer for integer, at every step its last
+life computed: batched, sharing prompt pages, after a preemption, with a window. After every
+step the pool is conserved and only running requests hold pages; in chip gather the pools the
+chip left equal the page table's pool, word for word.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
-"""Functional coverage of the decode environment: every coverage point of the testbench.
+"""Functional coverage of the testbench: every coverage point, one decorated function each.
 
-Five covergroups (cocotb-coverage trie nodes), each sampled by one subscriber:
-
-* ``decode.step_cg``   host side, one sample per chip step as driven (context, window, ...)
-* ``decode.page_cg``   the paged cache, one sample per page-table operation
-* ``decode.chip_cg``   chip side, one sample per run, from what the RTL reported after done:
-                       its status and its event counters (hw/ISA.md, "Counters"), nothing else
-* ``serving.batch_cg`` serving, one sample per batched chip run as driven (batch size, gather
-                       mode: the host copied the rows, or the chip read them through tables)
-* ``serving.pool_cg``  serving, one sample per scheduler operation (preemption, refusal,
-                       prefix-cache hit and eviction, pool exhausted); serving shares full pages
-                       only, so its appends never copy (decode.page_cg.cow_copy covers it)
-
-Adding a coverage point is one decorated function here: stack the sampler's registration
-(`on_step`, `on_page_op` or `on_chip_run`) on a CoverPoint or CoverCross whose `xf` reads the
-sample, and name it in the testplan (verif/testplan/testplan.yml). Bins that depend on what the
-tests run (windows, page sizes) come from the plans (verif.runs.plans), never written here.
+Five covergroups, a section each below (decode.step_cg, page_cg, chip_cg; serving.batch_cg,
+pool_cg), fed by the subscribers (verif/coverage/subscribers.py). Adding a point: the testplan's
+"Adding a coverage point". Bins that depend on what the tests run (windows, page sizes) come
+from the plans (verif.runs.plans), never written here.
 """
 
 from __future__ import annotations
@@ -28,6 +16,7 @@ from cocotb_coverage.coverage import CoverCross, CoverPoint, coverage_db
 
 from model.chip.isa import ErrorCode, Op
 from model.compiler.gather import GATHER_MODES
+from model.compiler.inputs import StepInputs
 from sim.mem_profile import STALL_FIELDS
 from verif.agents.chip.items import StepItem
 from verif.agents.chip.monitor import ChipObservation
@@ -88,7 +77,7 @@ def ranges(*bounds: tuple[int, int]) -> dict:
 
 @dataclass
 class StepSample:
-    """One decode step as the host drove it."""
+    """One decode step as the host planned it: its step rule plan, input token and page size."""
 
     step: int
     context: int
@@ -97,8 +86,10 @@ class StepSample:
     token: int
 
     @classmethod
-    def of(cls, item: StepItem) -> StepSample:
-        return cls(item.step, item.context, item.window or 0, item.page_size, item.token)
+    def of(cls, inputs: StepInputs, page_size: int) -> StepSample:
+        (request,) = inputs.requests
+        plan = request.plan
+        return cls(plan.step, plan.context, plan.window or 0, page_size, request.token)
 
 
 DECODES = decode_plans()
@@ -164,6 +155,8 @@ class ChipSample:
 
 
 # ---- decode.step_cg: the host's steps ------------------------------------------------------
+# One sample per decode step as planned: its plan (context, window, ...) and the pool's page
+# size, at the page table's PREPARE.
 
 
 @on_step
@@ -209,6 +202,7 @@ def cover_window_full(sample: StepSample) -> None:
 
 
 # ---- decode.page_cg: the paged cache -------------------------------------------------------
+# One sample per page-table operation.
 
 
 @on_page_op
@@ -264,6 +258,8 @@ def cover_cow_copy(sample: PageSample) -> None:
 
 
 # ---- decode.chip_cg: what the RTL reported -------------------------------------------------
+# One sample per run, from what the RTL reported after done: its status and its event counters
+# (hw/ISA.md, "Counters"), nothing else.
 
 
 @on_chip_run
@@ -339,6 +335,9 @@ def export(run_dir) -> dict[str, str]:
 
 
 # ---- serving.batch_cg and serving.pool_cg: continuous batching over one pool ------------------
+# batch_cg: one sample per batched chip run as driven (batch size, gather mode). pool_cg: one
+# sample per scheduler operation (preemption, refusal, prefix-cache hit and eviction, pool
+# exhausted); serving shares full pages only, so its appends never copy (page_cg.cow_copy).
 
 
 @dataclass

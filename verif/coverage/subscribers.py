@@ -22,20 +22,18 @@ def _sample(registered, sample) -> None:
 
 
 class StepCoverage(uvm_subscriber):
-    """decode.step_cg: each decode step as the chip driver started it; serving.batch_cg: each
-    serving step (a layout of several requests). Bare programs are chip_cg's only."""
+    """serving.batch_cg: each serving step (a layout of several requests) as the chip driver
+    started it. A decode step is sampled where its plan and page size are both known, by
+    PageTableCoverage; bare programs are chip_cg's only."""
 
     def write(self, item: ChipRunItem) -> None:
-        if not isinstance(item, StepItem):
-            return
-        if item.layout.max_batch > 1:
+        if isinstance(item, StepItem) and item.layout.max_batch > 1:
             _sample(points.BATCH_POINTS, points.BatchSample.of(item))
-        else:
-            _sample(points.STEP_POINTS, points.StepSample.of(item))
 
 
 class PageTableCoverage(uvm_subscriber):
-    """decode.page_cg: each page-table operation the agent finished; serving.pool_cg: each
+    """decode.page_cg: each page-table operation the agent finished; decode.step_cg: each decode
+    step it prepared (the step's plan, the page size CONFIGURE set); serving.pool_cg: each
     serving step the scheduler prepared or finished."""
 
     def build_phase(self) -> None:
@@ -46,8 +44,10 @@ class PageTableCoverage(uvm_subscriber):
             self.page_size, self.gather = item.page_size, item.gather
         if item.result.serving is not None:
             _sample(points.SERVING_POINTS, points.ServingSample.of(item))
-        else:
-            _sample(points.PAGE_POINTS, points.PageSample.of(item, self.gather, self.page_size))
+            return
+        _sample(points.PAGE_POINTS, points.PageSample.of(item, self.gather, self.page_size))
+        if item.kind == PageOp.PREPARE:
+            _sample(points.STEP_POINTS, points.StepSample.of(item.result.inputs, self.page_size))
 
 
 class ChipCoverage(uvm_subscriber):

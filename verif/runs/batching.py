@@ -16,16 +16,7 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 from sim.mem_profile import IDEAL, PROFILES
-from verif.runs.launch import (
-    DecodeRun,
-    Launch,
-    chip_build,
-    decode_launch,
-    programs_launch,
-    run_launches,
-    serving_launch,
-)
-from verif.runs.spec import DecodeSpec, ServingSpec
+from verif.runs.launch import DecodeRun, Launch, run_launches
 
 BATCHED_DIST = ("load", "loadscope")  # the modes this plugin's scheduler replaces
 _SIM_PARAM = re.compile(r"\[(icarus|verilator)[-\]]")
@@ -52,30 +43,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log) -> SimScopeSchedulin
     if config.getvalue("dist") not in BATCHED_DIST:
         return None
     return SimScopeScheduling(config, log)
-
-
-# ---- the launches of the chip's tests, for sim_job ------------------------------------------
-
-
-def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]]) -> Callable[..., Launch]:
-    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives."""
-    def launch(sim: str, seed: int, node: str, **params) -> Launch:
-        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node)
-    return launch
-
-
-def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
-    """ServingTest over the workload ``spec(sim=..., **params)`` gives."""
-    def launch(seed: int, node: str, sim: str = "verilator", **params) -> Launch:
-        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node)
-    return launch
-
-
-def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[..., Launch]:
-    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them."""
-    def launch(sim: str, seed: int, node: str) -> Launch:
-        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node)
-    return launch
 
 
 # ---- the plugin ---------------------------------------------------------------------------

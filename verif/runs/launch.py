@@ -7,7 +7,7 @@ raised, so that negative tests can inspect it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -147,6 +147,27 @@ def serving_launch(b: Build, spec: ServingSpec, seed: int, **where) -> Launch:
 
 def programs_launch(b: Build, testcase: str, seed: int, programs: int = 0, **where) -> Launch:
     return launch(b, testcase, {"PROGRAMS": str(programs)}, seed, **where)
+
+
+def decode_job(testcase: str, plan: Callable[..., list[DecodeSpec]]) -> Callable[..., Launch]:
+    """The uvm test ``testcase`` over the decodes ``plan(sim=..., **params)`` gives."""
+    def launch(sim: str, seed: int, node: str, **params) -> Launch:
+        return decode_launch(chip_build(sim), testcase, plan(sim=sim, **params), seed, node=node)
+    return launch
+
+
+def serving_job(spec: Callable[..., ServingSpec]) -> Callable[..., Launch]:
+    """ServingTest over the workload ``spec(sim=..., **params)`` gives."""
+    def launch(seed: int, node: str, sim: str = "verilator", **params) -> Launch:
+        return serving_launch(chip_build(sim), spec(sim=sim, **params), seed, node=node)
+    return launch
+
+
+def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[..., Launch]:
+    """A bare-program test (RandomProgramsTest, ErrorPathsTest), ``programs(sim)`` of them."""
+    def launch(sim: str, seed: int, node: str) -> Launch:
+        return programs_launch(chip_build(sim), testcase, seed, programs(sim), node=node)
+    return launch
 
 
 def run_launches(launches: Sequence[Launch]) -> list[DecodeRun]:

@@ -1,17 +1,8 @@
 """DecodeSeq: one request decoded on the chip, step by step, its KV cache paged.
 
-Each step goes through the step interface every host shares (model.host.decode): the page-table
-agent's host prepares the step (the step rule's plan; in host gather its rows gathered into
-the chip's kc/vc memory, in chip gather its block table written, the new row's slot taken),
-the chip runs the step's program, and the host finishes it with the chip's results (the new
-row cached, the window's pages released, the next input chosen). The sequence only moves the
-step between the two agents:
-
-    PREPARE (page-table agent) -> StepItem (chip agent; the scoreboard compares the run)
-    -> FINISH (page-table agent; in chip gather the pools read back and checked)
-
-It runs on no sequencer of its own. `fork()` makes a second request that shares this one's
-pages.
+The page-table agent's host plans and finishes each step (model.host.decode, the step rule
+included); the sequence only moves the step between the two agents, so it runs on no
+sequencer of its own. `fork()` makes a second request that shares this one's pages.
 """
 
 from __future__ import annotations
@@ -30,7 +21,14 @@ from verif.sequences.send import send
 
 
 class DecodeSeq(uvm_sequence):
-    """Decode `spec.steps` tokens of one request on the chip agent and the page-table agent."""
+    """Decode `spec.steps` tokens of one request on the chip agent and the page-table agent:
+
+        PREPARE (page-table agent: the step's plan; host gather: its rows into the chip's kc/vc
+                 memory; chip gather: its block table written, the new row's slot taken)
+        -> StepItem (chip agent; the scoreboard compares the run)
+        -> FINISH (page-table agent: the new row cached, the window's pages released, the next
+                   input chosen; chip gather: the pools read back and checked)
+    """
 
     def __init__(self, spec: DecodeSpec, chip_sqr: uvm_sequencer, pt_sqr: uvm_sequencer):
         super().__init__(f"decode_{spec.name}")
@@ -79,8 +77,7 @@ class DecodeSeq(uvm_sequence):
         self.host_words.append(prepared.words_written)
         self.programs_compiled = prepared.programs_compiled
         inputs = prepared.inputs
-        item = StepItem(f"step{step}", self.spec.label(), step, inputs, self.spec.window,
-                        self.spec.page_size)
+        item = StepItem(f"step{step}", self.spec.label(), step, inputs)
         response = await send(self.chip_sqr, item, want_response=True)
         self.responses.append(response)
         prologue = [i for i in inputs.program.instructions() if i.op == Op.PCOPY]

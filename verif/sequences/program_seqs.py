@@ -1,20 +1,8 @@
 """Bare programs on the chip agent: constrained-random programs, wide SOFTMAX rows, error paths.
 
-Each program is a ProgramItem (its whole memory image) run by the chip agent and checked by
-the env's scoreboard like any decode step: error code and pc, every word written, every
-counter, against the reference machine's one prediction. The seed of each random program is
-derived from the run's seed, so a failing program is named by a number anyone can replay.
-
-After the random programs come directed ones for what random programs do not reach: SOFTMAX of
-raw int8 rows as long as SM_MAX whose values span up to the whole int8 range (exp-table indices
-64 .. 255; random programs' SOFTMAX inputs are requantized results, close together). The chip
-coverage subscriber samples every run (decode.chip_cg: VMAX, saturations, short and long DMA
-runs, wide softmax ranges).
-
-The error paths stop the chip with each error code, and with an error at instruction addresses
-2^b for every bit b of `error_pc` the external memory can hold, so that each of its bits is set
-and cleared (Verilator's toggle coverage). The STORE after the bad instruction must never run:
-the scoreboard sees a write the reference machine did not make.
+Each program is a ProgramItem (its whole memory image) checked by the scoreboard like any
+decode step, against the reference machine's one prediction. The directed programs reach what
+random ones do not: wide SOFTMAX ranges, and every error code at every bit of ``error_pc``.
 """
 
 from __future__ import annotations
@@ -35,6 +23,8 @@ def program_seed(run_seed: int, index: int) -> int:
 
 
 def random_program(run_seed: int, index: int, cfg: ChipConfig) -> ProgramItem:
+    """The ``index``-th random program of a run: its seed derives from the run's, so a failing
+    program is named by a number anyone can replay."""
     program = randprog.generate(program_seed(run_seed, index), cfg)
     return ProgramItem(f"program{index}", f"program {index} (program seed {program.seed})",
                        program.image, cfg.ext_words)
@@ -50,8 +40,10 @@ def wide_softmax_program(rng: random.Random, length: int, spread: int,
                          cfg: ChipConfig) -> ProgramItem:
     """LOAD a raw int8 row spanning exactly `spread`, SOFTMAX it, STORE the result.
 
-    The row's low bytes hold the values (both ends present, in random order) and its upper
-    bytes noise, which SOFTMAX must ignore.
+    Random programs' SOFTMAX inputs are requantized results, close together; these rows, as
+    long as SM_MAX, span up to the whole int8 range (exp-table indices 64 .. 255). The row's
+    low bytes hold the values (both ends present, in random order) and its upper bytes noise,
+    which SOFTMAX must ignore.
     """
     length = min(length, cfg.sm_max)
     low = rng.randint(-128, 127 - spread)
@@ -131,7 +123,9 @@ def error_address_fillers(cfg: ChipConfig, addresses: int = 0) -> list[int]:
 
 def error_programs(cfg: ChipConfig, addresses: int = 0) -> list[ProgramItem]:
     """Each bad instruction of ERROR_CASES, then an illegal opcode at every power-of-two
-    address the memory holds (with ``addresses``, at the lowest that many)."""
+    address the memory holds (with ``addresses``, at the lowest that many), so that each bit
+    of ``error_pc`` is set and cleared (Verilator's toggle coverage). The STORE after the bad
+    instruction must never run: the scoreboard would see a write the machine did not make."""
     cases = [*((name, bad, 0) for name, bad in ERROR_CASES),
              *((f"illegal opcode at address {4 * (f + 1)}", ILLEGAL, f)
                for f in error_address_fillers(cfg, addresses))]

@@ -1,17 +1,8 @@
 """ServingVseq: many requests served with continuous batching on one chip over one pool.
 
-The page-table agent's scheduler (model.host.serving) decides everything a server decides: arrivals,
-admission, preemption, prefix-cache hits, which requests run this step. The virtual sequence
-only moves each step through the two agents, the step interface of every host:
-
-    PREPARE (page-table agent: the step planned; in host gather each request's cached rows, in
-             chip gather each request's block table, written into the chip's memory)
-    StepItem (chip agent: one program for the step's requests; the scoreboard compares the run
-              with its one prediction)
-    FINISH (page-table agent: the chip's results written back, the pool checked; in chip gather
-            the pools in the chip's memory too)
-
-until every request has finished. An idle step (nothing arrived yet) finishes with no chip run.
+The page-table agent's scheduler (model.host.serving) decides everything a server decides:
+arrivals, admission, preemption, prefix-cache hits, which requests run this step. The virtual
+sequence only moves each step through the two agents, the step interface of every host.
 """
 
 from __future__ import annotations
@@ -26,7 +17,13 @@ from verif.sequences.send import send
 
 
 class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _vseq)
-    """Serve the spec's workload to the end; `responses` holds every batched run."""
+    """Serve the spec's workload to the end; `responses` holds every batched run.
+
+    Each step: PREPARE (page-table agent: the step planned, each request's cached rows or
+    block table written into the chip's memory), a StepItem (chip agent: one program for the
+    step's requests, compared by the scoreboard), FINISH (the chip's results written back,
+    the pool checked). An idle step (nothing arrived yet) finishes with no chip run.
+    """
 
     def __init__(self, name: str = "serving_vseq", spec: ServingSpec | None = None,
                  chip_sqr: uvm_sequencer | None = None, pt_sqr: uvm_sequencer | None = None):

@@ -11,7 +11,7 @@ from model.chip import machine
 from model.chip.isa import ChipConfig, ErrorCode, Op
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.runs.batching import programs_job
+from verif.runs.launch import programs_job
 from verif.runs.plans import SHORT_PROGRAMS, error_addresses_on
 from verif.sequences.program_seqs import (
     ERROR_CASES,

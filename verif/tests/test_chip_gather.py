@@ -24,7 +24,7 @@ from model.host.decode import PagedHost, decode, paged_cache
 from model.lm.tiny_lm import make_model
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.runs.batching import decode_job
+from verif.runs.launch import decode_job
 from verif.runs.plans import (
     BAD_PAGE_PLAN,
     CHAPTER_STEPS,

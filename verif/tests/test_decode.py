@@ -32,8 +32,7 @@ from sim.lengths import CHAPTER_FLOW, run_length, runs_full
 from sim.toolchain import SIMULATORS
 from verif.agents.chip.config import DEFAULT_WATCHDOG_MARGIN
 from verif.kit.failure_point import read_point
-from verif.runs.batching import decode_job
-from verif.runs.launch import chip_build, run_decode
+from verif.runs.launch import chip_build, decode_job, run_decode
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,

@@ -1,10 +1,9 @@
 """The locator (verif/scoreboard/locate.py) on logs made from the reference machine's own trace.
 
-A chip that did exactly what the reference machine did leaves logs that the trace predicts:
-each write under its instruction's pc, in its EXEC; each instruction's FETCH and CHECK at the
-trace's cycles. Each test breaks one thing in such logs, the way a faulty unit or controller
-would, and checks that the locator names that instruction, its unit and the cycle; the chip
-runs (verif/tests/test_decode.py's negative tests) check the same on broken RTL.
+A chip that did exactly what the reference machine did leaves logs that the trace predicts;
+each test breaks one thing in such logs, the way a faulty unit or controller would, and checks
+that the locator names that instruction, its unit and the cycle (the negative tests of
+verif/tests/test_decode.py check the same on broken RTL).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from model.compiler.gather import GATHER_MODES
 from sim.lengths import full_length, run_length, runs_full
 from sim.mem_profile import STALL_FIELDS
 from sim.toolchain import SIMULATORS
-from verif.runs.batching import decode_job, programs_job, serving_job
+from verif.runs.launch import decode_job, programs_job, serving_job
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,

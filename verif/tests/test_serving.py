@@ -1,16 +1,9 @@
 """Serving on the RTL: a seeded workload of 24 requests, continuous batching over one pool.
 
-The workload (model.host.workloads.serving_requests: example B's lengths scaled to the tiny model,
-two shared system prompts, staggered arrivals) runs with W = 8 through one page-table agent
-(the scheduler of model.host.serving: admission, preemption, prefix cache) and one chip agent; the
-scoreboard compares every batched run with its one prediction, the agent checks the pool after
-every step (verif/agents/page_table/pools.py). A pool of 16 pages of 4 rows makes a batch of 8
-preempt and evict. The batch sweep (Verilator) measures tokens per 1,000 cycles on the RTL counters.
-
-Both gather modes run: host gather (the agent copies each request's cached rows into its slot)
-and chip gather (the agent writes each request's block table; the chip reads and writes the
-pool in its memory, checked word for word after every step). Either way every request's tokens
-are host gather's on the reference machine (Scheduler.run_on_reference).
+The workload (model.host.workloads.serving_requests) runs with W = 8 over 16 pages of 4 rows,
+so that a batch of 8 preempts and evicts, in both gather modes; every batched run is compared
+by the scoreboard, the pool is checked every step, and every request's tokens must be host
+gather's on the reference machine (Scheduler.run_on_reference).
 """
 
 from __future__ import annotations
@@ -20,7 +13,7 @@ import pytest
 from model.compiler.gather import GATHER_MODES
 from sim.lengths import run_length
 from sim.toolchain import SIMULATORS
-from verif.runs.batching import serving_job
+from verif.runs.launch import serving_job
 from verif.runs.plans import (
     SERVING_BATCHES,
     SERVING_REQUESTS,

@@ -31,8 +31,8 @@ from model.lm.corpus import load_corpus
 from model.lm.tiny_lm import float_generate, make_model
 from sim.lengths import run_length, runs_full
 from sim.toolchain import SIMULATORS
-from verif.report.trained_report import CHIP_SEQUENCES, SEQUENCE_TOKENS
-from verif.runs.batching import decode_job
+from verif.report.trained import CHIP_SEQUENCES, SEQUENCE_TOKENS
+from verif.runs.launch import decode_job
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,

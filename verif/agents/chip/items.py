@@ -1,10 +1,8 @@
 """The chip agent's sequence items: a chip run, and the chip's response to it.
 
-A chip run item (`ChipRunItem`) carries what the chip's memory must hold and never an expected
-value: the scoreboard predicts each run from `image()`, once. A `StepItem` is one decode or
-serving step (model.compiler.inputs.StepInputs: one program for B requests, either gather
-mode); a `ProgramItem` a bare program and its memory image (random programs, error paths). The
-driver answers with a `ChipResponse` linked to the request by `set_id_info`.
+A chip run item carries what the chip's memory must hold and never an expected value: the
+scoreboard predicts each run from `image()`, once. A `StepItem` is one decode or serving step,
+a `ProgramItem` a bare program; the driver answers with a `ChipResponse` (`set_id_info`).
 """
 
 from __future__ import annotations
@@ -47,17 +45,16 @@ class ChipRunItem(uvm_sequence_item):
 
 
 class StepItem(ChipRunItem):
-    """One decode or serving step: its program for B requests and their inputs."""
+    """One decode or serving step: its program for B requests and their inputs
+    (model.compiler.inputs.StepInputs, either gather mode)."""
 
     def __init__(self, name: str, label: str, step: int, inputs: StepInputs,
-                 window: int | None = None, page_size: int = 0, serving: bool = False):
+                 serving: bool = False):
         super().__init__(name)
         self.serving = serving  # a serving run's step: a report names its requests, even one
         self.label = label  # the decode's or the serving run's label
         self.step = step  # 1-based
-        self.inputs = inputs
-        self.window = window
-        self.page_size = page_size
+        self.inputs = inputs  # each request's plan (model.kv.step_rule.StepPlan) among them
         self._image: np.ndarray | None = None
 
     @property

@@ -1,21 +1,9 @@
 """The page-table agent's driver: the pool, a step host per request, and the checks around them.
 
-Each request is decoded by a model.host.decode.PagedHost on the agent's one PageTable, or, in a
-serving run, the pool belongs to a model.host.serving.Scheduler: the very hosts the reference model
-runs, behind the step interface they share (PREPARE: ``prepare_step``; FINISH:
-``finish_step``), so where a row lives, the step rule and the scheduling are defined once.
-What the agent adds is the chip's memory and the checks:
-
-- PREPARE writes what the step's cached rows need into the chip's memory, only the words that
-  changed: in host gather the rows gathered into each request's kc/vc slot; in chip gather each
-  block table (and the copy pair) (verif/agents/page_table/pools.py);
-- every gather is compared with a shadow that keeps each request's rows in a plain list (the
-  chapter's shadow model): rows that come back wrong through the block table fail at the
-  operation that read them;
-- after every operation the table's invariants are re-derived from scratch
-  (model.kv.paged.check_invariants), and a serving run's scheduler checks its own;
-- in chip gather, after every FINISH both pools are read back from the chip and compared with
-  the page table's pool, word for word (pool conservation).
+The hosts are the reference model's own (model.host.decode.PagedHost per request, or one
+model.host.serving.Scheduler owning the pool), driven through the step interface they share
+(PREPARE: ``prepare_step``; FINISH: ``finish_step``), so where a row lives, the step rule and
+the scheduling are defined once; the agent adds the chip's memory and the checks.
 """
 
 from __future__ import annotations
@@ -42,7 +30,19 @@ class GatherMismatch(AssertionError):
 
 
 class PageTableDriver(uvm_driver):
-    """Applies PageOpItems; publishes each finished item on `ap`."""
+    """Applies PageOpItems; publishes each finished item on `ap`.
+
+    - PREPARE writes what the step's cached rows need into the chip's memory, only the words
+      that changed: in host gather the rows gathered into each request's kc/vc slot; in chip
+      gather each block table and the copy pair (verif/agents/page_table/pools.py);
+    - every gather is compared with a shadow that keeps each request's rows in a plain list
+      (the chapter's shadow model): rows that come back wrong through the block table fail at
+      the operation that read them;
+    - after every operation the table's invariants are re-derived from scratch
+      (model.kv.paged.check_invariants), and a serving run's scheduler checks its own;
+    - in chip gather, after every FINISH both pools are read back from the chip and compared
+      with the page table's pool, word for word (pool conservation).
+    """
 
     def build_phase(self) -> None:
         self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)

@@ -1,28 +1,16 @@
 """One report, example or table of the main job on its own (verif.report).
 
-    python -m scripts.report NAME   NAME: example-a, example-b, example-b-part3, exercises,
-                                    exercise-plots, model-decodes, gather, serving,
-                                    trained
+    python -m scripts.report NAME [ARGS]   NAME: one of REPORTS
 """
 
 import inspect
 import sys
 
-from verif.report import (
-    example_a,
-    example_b,
-    example_b_part3,
-    exercise_plots,
-    exercises,
-    gather,
-    model_decodes,
-    serving,
-    trained,
-)
+from verif.report import chapter, example_a, example_b, exercises, gather, serving, trained
 
 REPORTS = {"example-a": example_a.main, "example-b": example_b.main,
-           "example-b-part3": example_b_part3.main, "exercises": exercises.main,
-           "exercise-plots": exercise_plots.main, "model-decodes": model_decodes.main,
+           "example-b-part3": example_b.main_part3, "exercises": exercises.main,
+           "exercise-plots": example_b.main_figures, "model-decodes": chapter.main,
            "gather": gather.main, "serving": serving.main, "trained": trained.main}
 
 if __name__ == "__main__":

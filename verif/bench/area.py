@@ -1,13 +1,8 @@
 """What the chip's changed units cost in logic: cells and flip-flops, before and after.
 
-Yosys (Debian's `yosys`; this benchmark installs it when it is missing, as the simulators'
-packages are) synthesizes each unit of UNITS to its generic gate library (`synth`, hierarchy
-kept, the chip's default parameters), from the working tree's hw/rtl and from BASELINE, the
-revision before the units changed (read with `git show`). Per module of a unit: its own cells
-and flip-flops (the submodules it instantiates are listed on their own lines), and the unit's
-total. Writes out/bench_area.md and out/bench_area.json.
-
-    python -m scripts.bench area
+Yosys (Debian's, installed when missing) synthesizes each unit of UNITS to generic gates, from
+this tree's hw/rtl and from BASELINE's: per module its own cells and flip-flops, then the unit's
+total. ``python -m scripts.bench area`` writes out/bench_area.md and out/bench_area.json.
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ from pathlib import Path
 
 from model.chip.isa import ChipConfig
 from model.paths import OUT, REPO_ROOT, RTL_DIR
-from verif.report.output import write_json
+from verif.report.output import markdown_table, write_json
 
 # The units whose RTL changed, with the parameters the chip gives them. (The scratchpad's wide
 # port is left out: sram.v is a behavioural memory, which Yosys would build from flip-flops.)
@@ -94,17 +89,15 @@ def baseline_rtl(into: Path) -> Path:
 
 
 def table(unit: str, before: list[ModuleCost], after: list[ModuleCost]) -> list[str]:
-    rows = [f"### `{unit}`", "", "| module | cells before | cells after | flip-flops before "
-            "| flip-flops after |", "| --- | --- | --- | --- | --- |"]
     old = {c.module: c for c in before}
     new = {c.module: c for c in after}
     names = [*sorted((old.keys() | new.keys()) - {TOTAL}), TOTAL]
-    for name in names:
-        o, n = old.get(name), new.get(name)
-        label = f"**{name}** (every instance)" if name == TOTAL else name
-        rows.append(f"| {label} | {o.cells if o else '-'} | {n.cells if n else '-'} "
-                    f"| {o.flip_flops if o else '-'} | {n.flip_flops if n else '-'} |")
-    return [*rows, ""]
+    rows = [[f"**{name}** (every instance)" if name == TOTAL else name,
+             *(getattr(cost.get(name), what, "-") for what in ("cells", "flip_flops")
+               for cost in (old, new))] for name in names]
+    return [f"### `{unit}`", "", markdown_table(["module", "cells before", "cells after",
+                                                 "flip-flops before", "flip-flops after"],
+                                                rows, left=(0,)), ""]
 
 
 def main() -> int:

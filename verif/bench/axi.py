@@ -1,13 +1,8 @@
 """The DMA's words per cycle on the AXI4 port against the memory's latency and stalls.
 
-A LOAD of 4,000 words on the chip (its default EXT_LAT = 2: the memory interface unit keeps
-up to 256 read bursts outstanding and freezes the chip only while a word it needs is late) on
-hw/tb/axi_ram.v at read latencies 1 .. 200 and with each channel held low 0%, 10%, 30% and
-60% of cycles (verif/tests/bandwidth_cocotb.py measures, on Verilator). Prints the table and
-writes out/bench_axi.json, out/bench_axi.md and out/plots/bench_axi.png. The aim: at least 0.9
-words per cycle at latency 20 with ready always high.
-
-    python -m scripts.bench axi
+A LOAD of 4,000 words on Verilator (verif/tests/bandwidth_cocotb.py) at read latencies 1 .. 200,
+each channel held low 0 to 60% of cycles; the aim: AIM words per cycle at latency 20, ready
+high. ``python -m scripts.bench axi`` writes out/bench_axi.{json,md}, out/plots/bench_axi.png.
 """
 
 from __future__ import annotations
@@ -17,8 +12,7 @@ from pathlib import Path
 
 from model.paths import OUT, PLOTS, RUNS_ROOT
 from sim.runner import run_test
-from verif.report.figures import save_figure, subplots
-from verif.report.output import write_json
+from verif.report.output import markdown_table, save_figure, subplots, write_json
 from verif.runs.launch import chip_build
 
 LATENCIES = (1, 2, 5, 10, 20, 50, 100, 200)
@@ -39,14 +33,10 @@ def measure(points: list[tuple[int, int]] | None = None,
 
 
 def table(rows: list[dict]) -> list[str]:
-    header = "| latency | " + " | ".join(f"low {100 * low / 1024:.0f}%" for low in LOWS) + " |"
-    lines = [header, "|" + " --- |" * (len(LOWS) + 1)]
-    for latency in LATENCIES:
-        cells = [next(r for r in rows if r["latency"] == latency and r["low"] == low)
-                 for low in LOWS]
-        lines.append(f"| {latency} | " + " | ".join(f"{c['words_per_cycle']:.3f}" for c in cells)
-                     + " |")
-    return lines
+    words = {(r["latency"], r["low"]): r["words_per_cycle"] for r in rows}
+    return markdown_table(["latency", *(f"low {100 * low / 1024:.0f}%" for low in LOWS)],
+                          [[latency, *(f"{words[latency, low]:.3f}" for low in LOWS)]
+                           for latency in LATENCIES]).splitlines()
 
 
 def plot(rows: list[dict]) -> None:

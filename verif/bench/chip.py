@@ -18,7 +18,7 @@ from model.chip import machine, randprog
 from model.paths import RUNS_ROOT
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.report.output import write_json
+from verif.report.output import text_table, write_json
 from verif.runs.launch import chip_build, run_programs
 from verif.sequences.program_seqs import program_seed
 
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((f"{sim}, pyuvm env (backdoor loads)", cocotb_seconds(sim, count)))
         rows.append((f"{sim}, replay testbench", replay_seconds(sim, records_file)))
     print(f"{count} random programs, {cycles} simulated cycles\n")
-    print(f"{'engine':34s} {'seconds':>9s} {'cycles/s':>12s} {'vs reference':>13s}")
     reference = rows[0][1]
-    for name, seconds in rows:
-        print(f"{name:34s} {seconds:9.2f} {cycles / seconds:12.0f} {seconds / reference:12.0f}x")
+    print(text_table(["engine", "seconds", "cycles/s", "vs reference"],
+                     [[name, f"{seconds:.2f}", f"{cycles / seconds:.0f}",
+                       f"{seconds / reference:.0f}x"] for name, seconds in rows], left=(0,)))
     write_json("bench_chip.json", {"programs": count, "cycles": cycles, "seconds": dict(rows)})

@@ -1,15 +1,9 @@
 """What the block-table indirection costs: chip gather against host gather, pages of 1 .. 16 rows.
 
-The chapter's W = 8 decode (structured model, 32 steps) in both modes on the reference machine,
-whose cycles the RTL equals counter for counter. Per page size, at the steady state (the window
-full): the step's cycles in each mode and their ratio, the paged unit's cost per row against a
-plain LOAD of the same words, and the block-table words the chip read. GPU paged attention
-reports 20-26% of kernel time for its block-table reads; the paged DMA reads the table once
-per instruction, pipelined, into a buffer, then streams the rows as LOAD does (hw/ISA.md,
-"Cycle costs"), so the indirection costs one cycle per table entry and one read latency per
-instruction, not one per row. Prints one table and writes out/bench_gather.json.
-
-    python -m scripts.bench gather
+The chapter's W = 8 decode in both modes on the reference machine (the RTL's cycles, counter for
+counter), at the steady state, per page size: cycles and their ratio, the paged unit's cost per
+row against a plain LOAD, the block-table words read (GPU paged attention reports 20-26% of
+kernel time for them). ``python -m scripts.bench gather`` writes out/bench_gather.json.
 """
 
 from __future__ import annotations
@@ -27,7 +21,7 @@ from model.chip.isa import (
 )
 from model.host.decode import decode
 from model.lm.tiny_lm import make_model
-from verif.report.output import write_json
+from verif.report.output import text_table, write_json
 from verif.runs.plans import CHAPTER_STEPS, EXERCISE_WINDOW, PAGE_SIZES, chapter_spec
 
 AIM = 0.05  # the issue's aim: at most 5% of a step's cycles at W = 8, pages of 4
@@ -81,14 +75,12 @@ def main() -> None:
     costs = [cost(page_size) for page_size in PAGE_SIZES]
     print(f"chip gather against host gather, W = {EXERCISE_WINDOW}, steady state "
           f"(step {CHAPTER_STEPS}), reference machine = RTL cycles")
-    print(f"{'page rows':>9} {'host cyc':>9} {'chip cyc':>9} {'ratio':>7} {'overhead':>9} "
-          f"{'tables':>7} {'PSTOREs':>8} {'E':>3} {'PLOAD cyc/row':>13} {'LOAD cyc/row':>12} "
-          f"{'table words':>11}")
-    for c in costs:
-        print(f"{c.page_size:>9} {c.host_cycles:>9} {c.chip_cycles:>9} {c.ratio:>7.4f} "
-              f"{100 * c.overhead:>8.2f}% {c.table_cycles:>7} {c.store_cycles:>8} "
-              f"{c.pload_entries:>3} {c.pload_cycles_per_row:>13.2f} "
-              f"{c.load_cycles_per_row:>12.2f} {c.table_words_read:>11}")
+    print(text_table(["page rows", "host cyc", "chip cyc", "ratio", "overhead", "tables",
+                      "PSTOREs", "E", "PLOAD cyc/row", "LOAD cyc/row", "table words"],
+                     [[c.page_size, c.host_cycles, c.chip_cycles, f"{c.ratio:.4f}",
+                       f"{100 * c.overhead:.2f}%", c.table_cycles, c.store_cycles,
+                       c.pload_entries, f"{c.pload_cycles_per_row:.2f}",
+                       f"{c.load_cycles_per_row:.2f}", c.table_words_read] for c in costs]))
     print("overhead = chip / host - 1; of the extra cycles, 'tables' are the paged loads' "
           "block-table reads (E + L + 3 each) and 'PSTOREs' the new row's stores into the pools, "
           "less host gather's STOREs of it as outputs")

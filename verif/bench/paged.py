@@ -1,22 +1,9 @@
 """Benchmark: our page table against the chapter's, on a decode trace; then example B's timing.
 
-The decode trace is the serving loop's use of a page table: 16 requests, 400 decode steps; at
-each step every request appends its new row (an int8 key and value of 16 lanes), gathers its
-last W = 64 rows (fewer while it is shorter) into contiguous ``kc``/``vc`` arrays, as the host
-does for the chip's inputs, and trims the pages the next step no longer reads (the step rule's
-trim point). Pages hold 16 rows.
-
-Both tables run the same trace in this process: first once to check that every gather gives
-identical ``kc`` and ``vc`` and that both hold the same number of pages at the end, then timed,
-best of REPEATS runs on fresh tables. The chapter's page table (``ChapterPageTable``, a faithful
-transcription of the chapter's implementation, kept here as the baseline) stores a row as a
-Python (k, v) pair in lists of lists and gathers row by row; ours (model.kv.paged.PageTable) copies
-the row into a numpy pool and gathers with one vectorised take. The aim (issue 14, goal 4): at
-least AIM times the chapter's speed. Finally example B's parts 1, 2 and 4 are timed (the
-chapter's whole example took about 20 s).
-
-Run from the repository root: ``python -m scripts.bench paged`` or
-``python verif/bench/paged.py``. Writes ``out/bench_paged.json``.
+The trace is the serving loop's use of a page table (16 requests, 400 steps, W = 64, pages of
+16: append, gather into contiguous kc/vc, trim). Both tables run it, first checked identical
+gather by gather, then timed, best of REPEATS; the aim (issue 14): at least AIM times the
+chapter's speed. ``python -m scripts.bench paged`` writes out/bench_paged.json.
 """
 
 from __future__ import annotations

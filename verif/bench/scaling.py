@@ -50,8 +50,7 @@ from model.lm.tiny_lm import TinyLM, make_model
 from model.paths import OUT, PLOTS
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.report.figures import save_figure, subplots
-from verif.report.output import write_json
+from verif.report.output import save_figure, subplots, text_table, write_json
 
 BENCH_DIR = OUT / "bench_scaling"
 PLOT = PLOTS / "bench_scaling.png"
@@ -237,11 +236,8 @@ def spread(values: Sequence[float]) -> float:
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Right-aligned columns, each as wide as its widest cell; floats with 3 significant digits."""
-    cells = [list(headers)] + [[_cell(value) for value in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    return "\n".join("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
-                     for row in cells)
+    """Right-aligned columns; floats with 3 significant digits."""
+    return text_table(headers, [[_cell(value) for value in row] for row in rows])
 
 
 def _cell(value: object) -> str:

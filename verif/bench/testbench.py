@@ -1,36 +1,12 @@
 """Benchmark: the pyuvm decode environment against the plain-Verilog replay testbench.
 
-For each simulator, the chapter's three decodes (structured model, 32 steps, W = None, 8, 4:
-96 steps) run in the cocotb/pyuvm environment (every step driven, observed, predicted, compared,
-covered) and, as the same programs and memory images, in hw/tb/replay_tb.v, which compares
-memory and counters in Verilog with no Python at run time. Reported, from one run:
+The chapter's three decodes (96 steps) per simulator, in the environment (every step driven,
+observed, predicted, compared, covered) and replayed by hw/tb/replay_tb.v (no Python at run
+time): per step in steady state, per test in its own process and in a shared one, the share of
+Python by component, and the floor (the BFM alone, KitFloorTest) with the reference machine's
+prediction. Each time is the fastest of REPEATS runs: other work only ever adds time.
 
-* per step, in steady state: the environment's own timer around its virtual sequences, and the
-  replay's marginal cost per record (the plan's records, REPLAY_COPIES times over, minus the 32
-  of one decode, so start-up cancels out);
-* per process, one test: the W = 8 decode alone in a simulator process of its own, against
-  the replay of its 32 records, as a user waits for each (start-up included);
-* per test in a shared process: the three decodes as three tests (jobs) of one simulator
-  process, as `make test` runs them (verif/runs/batching.py), the process's wall time divided
-  by its tests, against the replay of all 96 records divided the same way;
-* the share of the environment's decode time spent in Python, by component (timed sections
-  that never await), and the part of it that is the host compiling the programs (calibration
-  and one program per context size, timed here in this process the way the environment does
-  it; the replay's programs are compiled before it starts);
-* the floor per step: the plan's records run through the chip's BFM alone in one cocotb test
-  (KitFloorTest: image loaded, chip run, status and outputs read, no pyuvm, no prediction, no
-  check but the cycle count), what any cocotb testbench of this chip pays; and the reference
-  machine's one prediction per step (``model.chip.machine.run``, timed here), which the scoreboard
-  adds to it (the test plan's ``one_prediction``).
-
-Each time is the fastest of REPEATS runs: other work on the machine only ever adds to a run's
-time, so the fastest run is the closest to the cost itself (on Verilator, a single run of the
-replay's cost per record varied by half from run to run).
-
-Run from the repository root: ``python -m scripts.bench testbench`` (about half a minute;
-builds first); ``--sim verilator`` (or ``icarus``) measures one simulator only. Writes
-``out/bench_tb.json`` (with ``--sim``, ``out/bench_tb_<sim>.json``, so a partial run never
-replaces the full table).
+    python -m scripts.bench testbench [-- --sim verilator]   (out/bench_tb[_<sim>].json)
 """
 
 from __future__ import annotations
@@ -47,7 +23,7 @@ from model.lm.tiny_lm import make_model
 from model.paths import OUT
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
-from verif.report.output import write_json
+from verif.report.output import text_table, write_json
 from verif.runs.launch import chip_build, decode_launch, run_launches
 from verif.runs.plans import CHAPTER_WINDOWS, chapter_spec
 from verif.runs.spec import DecodeSpec
@@ -216,14 +192,14 @@ def measure(sim: str, records: list[Record], alone: list[Record]) -> Row:
 
 
 def print_table(rows: list[Row]) -> None:
-    print(f"\n{'':10} {'per step (ms)':^30} {'one test, own process (s)':^30} "
-          f"{'per test, shared process (s)':^30}")
-    print(f"{'simulator':<10} {'env':>8} {'replay':>8} {'ratio':>12} {'env':>8} {'replay':>8} "
-          f"{'ratio':>12} {'env':>8} {'replay':>8} {'ratio':>12}")
-    for r in rows:
-        print(f"{r.sim:<10} {r.env_step_ms:>8.2f} {r.replay_step_ms:>8.2f} {r.ratio_step:>11.2f}x "
-              f"{r.env_one_s:>8.2f} {r.replay_one_s:>8.2f} {r.ratio_one:>11.2f}x "
-              f"{r.env_shared_s:>8.2f} {r.replay_shared_s:>8.2f} {r.ratio_shared:>11.2f}x")
+    print("\nper step (ms), one test in its own process (s), per test in a shared process (s):")
+    print(text_table(["simulator", *(f"{what} {who}" for what in ("step", "own", "shared")
+                                     for who in ("env", "replay", "ratio"))],
+                     [[r.sim, *(f"{value:.2f}{unit}" for value, unit in (
+                         (r.env_step_ms, ""), (r.replay_step_ms, ""), (r.ratio_step, "x"),
+                         (r.env_one_s, ""), (r.replay_one_s, ""), (r.ratio_one, "x"),
+                         (r.env_shared_s, ""), (r.replay_shared_s, ""), (r.ratio_shared, "x")))]
+                      for r in rows], left=(0,)))
     print("\nPython in the environment's decode time, and per step the host's program compile:")
     for r in rows:
         parts = ", ".join(f"{name} {1000 * seconds / r.steps:.2f}"

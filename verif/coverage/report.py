@@ -1,8 +1,7 @@
-"""`make coverage`: merge the per-run coverage databases and print the covergroups.
+"""`make coverage`: merge the per-run functional coverage databases and list the holes.
 
-Every decode run exports its cocotb-coverage database into its run folder (coverage.yml); this
-merges all of them under out/runs (cocotb_coverage.coverage.merge_coverage) into
-out/coverage/merged.yml and prints each covergroup and point with its uncovered bins.
+Every passing decode run exports its cocotb-coverage database (coverage.yml) into its run
+folder; this merges them (out/coverage/merged.yml) and lists each covergroup and point.
 
     python -m scripts.coverage [RUNS_DIR]
 """
@@ -16,6 +15,7 @@ from cocotb_coverage.coverage import merge_coverage
 
 from model.paths import OUT, RUNS_ROOT
 from verif.coverage import libyaml
+from verif.report.output import markdown_table, text_table
 
 MERGED = OUT / "coverage" / "merged.yml"
 
@@ -80,28 +80,27 @@ def missing_bins(entry: dict) -> list[str]:
     return [str(name) for name, count in hits.items() if count < entry.get("at_least", 1)]
 
 
-def report(database: dict) -> None:
+def rows(database: dict, markdown: bool = False) -> list[list[str]]:
+    """Every covergroup and point: coverage, (Markdown: each bin's hits), the holes."""
+    table = []
     for name in sorted(database):
         entry = database[name]
-        depth = name.count(".")
-        line = (f"{'  ' * depth}{name.split('.')[-1]:<28} {entry['coverage']:>3}/{entry['size']:<3}"
-                f" {entry['cover_percentage']:6.1f}%")
-        missing = missing_bins(entry)
-        print(line + (f"   missing: {', '.join(missing)}" if missing else ""))
+        hits = entry.get("bins:_hits", {})
+        holes = ", ".join(missing_bins(entry)) or ("none" if hits else "")
+        cells = ", ".join(f"{bin_name}: {count}" for bin_name, count in hits.items())
+        table.append([f"`{name}`" if markdown else name, f"{entry['coverage']}/{entry['size']}",
+                      f"{entry['cover_percentage']:.1f}", *([cells] if markdown else []), holes])
+    return table
+
+
+def report(database: dict) -> None:
+    print(text_table(["group / point", "covered", "%", "holes"], rows(database), left=(0, 3)))
 
 
 def to_markdown(database: dict) -> str:
     """Every covergroup and point as a table row: coverage, each bin's hits, the holes."""
-    lines = ["| group / point | covered | % | hits per bin | holes |",
-             "| --- | --- | --- | --- | --- |"]
-    for name in sorted(database):
-        entry = database[name]
-        hits = entry.get("bins:_hits", {})
-        cells = ", ".join(f"{bin_name}: {count}" for bin_name, count in hits.items())
-        holes = ", ".join(missing_bins(entry)) or ("none" if hits else "")
-        lines.append(f"| `{name}` | {entry['coverage']}/{entry['size']} "
-                     f"| {entry['cover_percentage']:.1f} | {cells} | {holes} |")
-    return "\n".join(lines)
+    return markdown_table(["group / point", "covered", "%", "hits per bin", "holes"],
+                          rows(database, markdown=True), left=(0, 3, 4))
 
 
 def main(argv: list[str]) -> int:

@@ -1,22 +1,16 @@
 """Mutation run of the host: break the page table, the window and the host one line at a time.
 
-Each mutant of verif/mutation/host_mutants.py is applied to a copy of ``model/``
-(verif.mutation.framework), and the checks (the chapter's tests (1)-(6): model/tests/test_paged.py,
-test_tiny_lm.py, test_host.py, or the ``--checks`` given) run against the copy in a subprocess. A
-mutant is *caught* when the checks fail. Every mutant must be caught: a survivor is a gap in the
-tests (or an equivalent mutant, which should then be removed with a note saying why). The unbroken
-copy must pass first.
+Each mutant of verif/mutation/host_mutants.py is applied to a copy of ``model/``, and the
+chapter's checks (CHECKS, or ``--checks``) run against it: every mutant must be caught, and the
+unbroken copy must pass. Writes out/mutate.json.
 
-Run from the repository root: ``python -m scripts.mutants host [--workers N] [--group G]
-[--checks PATH ...]``. Writes ``out/mutate.json``; the exit status is non-zero if a mutant
-survives or the unbroken copy fails.
+    python -m scripts.mutants host [--workers N] [--group G] [--checks PATH ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -25,7 +19,8 @@ from pathlib import Path
 from model.paths import REPO_ROOT
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
 from verif.mutation.host_mutants import HOST_MUTANTS
-from verif.report.output import write_json
+from verif.mutation.stage_runner import run_stage
+from verif.report.output import text_table, write_json
 
 FOLDERS = ("model", "pytest.ini")
 # pytest's cache of each copy's last failures, kept between runs (the copies are temporary): a
@@ -44,14 +39,12 @@ def pytest_check(checks: tuple[str, ...]):
         env = os.environ | {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
         command = [sys.executable, "-m", "pytest", "-x", "-q", "--failed-first",
                    "-o", f"cache_dir={CACHE_ROOT / name}", "-p", "no:xdist", *checks]
-        try:
-            done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
-                                  timeout=TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
+        done = run_stage(command, cwd=root, env=env, timeout=TIMEOUT_SECONDS)
+        if done.timed_out:
             return Outcome(name, Verdict.TIMEOUT, f"timed out after {TIMEOUT_SECONDS} s")
         if done.returncode == 0:
             return Outcome(name, Verdict.SURVIVED, "every check passed")
-        return Outcome(name, Verdict.CAUGHT, first_failure(done.stdout + done.stderr))
+        return Outcome(name, Verdict.CAUGHT, first_failure(done.output))
 
     return check
 
@@ -66,11 +59,11 @@ def first_failure(output: str) -> str:
 
 
 def print_table(mutants: list[Mutant], outcomes: list[Outcome]) -> None:
-    width = max(len(f"{m.group}: {m.description}") for m in mutants)
-    for mutant, outcome in zip(mutants, outcomes, strict=True):
-        verdict = "caught" if outcome.caught else outcome.verdict.value.upper()
-        label = f"{mutant.group}: {mutant.description}"
-        print(f"{label:{width}s}  {verdict:8s} {outcome.seconds:5.1f} s  {outcome.detail}")
+    print(text_table(["mutant", "verdict", "seconds", "first failure"],
+                     [[f"{m.group}: {m.description}",
+                       "caught" if o.caught else o.verdict.value.upper(), f"{o.seconds:.1f}",
+                       o.detail] for m, o in zip(mutants, outcomes, strict=True)],
+                     left=(0, 1, 3)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,45 +1,12 @@
-"""RTL mutation run: generated mutants of every chip module against a named suite, on Verilator.
+"""RTL mutation run: generated mutants of every chip module against a suite, on Verilator.
 
-The mutants come from verif/mutation/rtl_generator.py (operator classes over every line of hw/rtl,
-reproducible from ``--seed``). Each is applied to a copy of the tree (verif.mutation.framework), and
-the copy is mirrored into ``build/rtl-mutants/<mutant name>/``: the name carries a digest of the
-mutant's text, and the mirror rewrites only files whose bytes changed, so sim.runner's build
-stamps there stay valid and a mutant run again is not built again. In that tree (where
-``sim.runner`` finds the broken ``hw/``), the suite's stages run one after another, each a
-subprocess with a wall-clock limit, cheapest first, stopping at the first failure (under
-WAVES_ON_FAILURE=0: a failing test is not run again with waves, verif/runs/failure_waves.py):
+Each mutant (verif/mutation/rtl_generator.py) is mirrored into build/rtl-mutants/<name>/ (only
+changed files rewritten, so its builds stay valid) and runs its suite's stages there, cheapest
+first, each a subprocess under a wall-clock limit, until one catches it. Score = caught / built,
+non-equivalent mutants; a timeout is caught only when the testbench's watchdog fired. The
+unbroken copy must then pass every check that decided a verdict.
 
-``rtl-mutation`` (the default)
-    1. ``block``: the mutated module's block test (verif/tests/test_blocks.py; ``pe`` has the
-       systolic array's, ``tile_buffer`` the matrix unit's, ``paged_geometry`` the
-       controller's, ``chip_top`` none), by pytest
-    2. ``error-paths``: the error paths (ErrorPathsTest: one bad instruction of each kind)
-    3. ``random-programs``: the random programs (RandomProgramsTest), ``PROGRAMS`` of them
-    4. ``decode``: one short decode in the pyuvm environment (verif/runs/plans.py's SHORT_PLAN)
-``chip-only``
-    the same without the block test: what the chip-level environment finds on its own
-``blocks-only``
-    the block test alone (what the block tests find on their own; the quick end-to-end test)
-
-Triage (verif.mutation.triage): each caught mutant's record keeps the unit its catching test's
-report named (the failure's point), and whether that is a unit of the mutated module; the
-report states the share.
-
-Verdicts (verif.mutation.framework.Verdict): *caught* (with the stage, the test and the first
-difference, from the failing test's own report); *survived*; *timeout*, which counts as caught only
-when the testbench's watchdog stopped the run (ChipHung, "watchdog", a block test's "did not rise
-by"), not when the wall-clock limit killed it; *does-not-build*, left out of the score. A
-mutant listed in ``verif.mutation.rtl_generator.EQUIVALENT`` is run but left out of the score, with
-its reason in the report. Score = caught / (built, non-equivalent mutants).
-
-The control (verif.mutation.framework.run_mutants): once the mutants are done, the unbroken copy
-runs every check that decided a verdict (each mutant's last stage, with its block test), in
-parallel, and must pass them all; a survivor passed every stage and needs none. A sample caught by
-block tests is thus controlled by those block tests alone, not by the whole suite.
-
-Run from the repository root: ``python -m scripts.mutants [--seed S] [--count N]
-[--sample K] [--workers 2] [--suite NAME]``. Writes ``out/mutants.json`` and ``out/mutants.md``;
-the exit status is non-zero if the score is under 95% or the unbroken copy fails.
+    python -m scripts.mutants [--seed S] [--count N] [--sample K] [--workers 2] [--suite NAME]
 """
 
 from __future__ import annotations
@@ -50,8 +17,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -68,6 +33,8 @@ from verif.kit.compare import first_error
 from verif.kit.failure_point import read_point
 from verif.mutation import rtl_generator as gen
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
+from verif.mutation.stage_runner import Finished, run_stage
+from verif.report.output import markdown_table, text_table
 from verif.runs.failure_waves import WAVES_ON_FAILURE
 
 MUTANT_ROOT = REPO_ROOT / "build" / "rtl-mutants"
@@ -90,6 +57,9 @@ class Stage:
     timeout: float  # wall-clock seconds, building included
 
 
+# block: the mutated module's block test (verif/tests/test_blocks.py, BLOCK_OF); error-paths:
+# ErrorPathsTest; random-programs: RandomProgramsTest, PROGRAMS of them; decode: one short decode
+# (verif/runs/plans.py's SHORT_PLAN). chip-only: what the chip-level environment finds alone.
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
                      Stage("random-programs", 420), Stage("decode", 300)),
@@ -133,10 +103,9 @@ class StageResult:
 
 def block_tests() -> set[str]:
     """The blocks that have a Verilator block test, as pytest collects them."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                           "-p", "no:cacheprovider", "verif/tests/test_blocks.py"],
-                          cwd=REPO_ROOT, capture_output=True, text=True, check=False)
-    return set(re.findall(rf"test_block\[(\w+)-{SIM}-seed", done.stdout))
+    done = run_stage([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                      "-p", "no:cacheprovider", "verif/tests/test_blocks.py"])
+    return set(re.findall(rf"test_block\[(\w+)-{SIM}-seed", done.output))
 
 
 def block_of(mutant: Mutant | None, blocks: set[str]) -> str | None:
@@ -164,29 +133,15 @@ def mirror(source: Path, target: Path, folders: Sequence[str]) -> None:
             path.unlink()
 
 
-def bytecode_cache() -> dict[str, str]:
-    """The environment that lets a stage in a mutant's tree cache its compiled modules (and the
-    assertion-rewritten ones) where the Makefile caches the repository's: the trees are mirrored,
-    so they stay valid from one run to the next (a block stage took 6% less)."""
-    return {"PYTHONDONTWRITEBYTECODE": "",
-            "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX")
-            or str(REPO_ROOT / "build" / "pycache")}
-
-
-def run_in_tree(command: list[str], tree: Path, timeout: float) -> tuple[str, bool]:
-    """(output, timed out) of a command run in a mutant's tree; a late run is killed whole."""
-    # no code coverage (make run asks for it for its own runs): a mutant's lines say nothing
-    env = os.environ | bytecode_cache() | {"PYTHONPATH": str(tree), "RANDOM_SEED": str(TEST_SEED),
-                                           WAVES_ON_FAILURE: "0", "CODE_COVERAGE": "0"}
-    process = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=timeout)
-        return output, False
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # the stage and the simulator it started
-        output, _ = process.communicate()
-        return output, True
+def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
+    """A command run in a mutant's tree, its compiled modules cached where the Makefile caches
+    the repository's (the trees are mirrored, so they stay valid: a block stage took 6% less),
+    with no code coverage (a mutant's lines say nothing) and no waves on failure."""
+    env = os.environ | {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": str(tree),
+                        "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX")
+                        or str(REPO_ROOT / "build" / "pycache"),
+                        "RANDOM_SEED": str(TEST_SEED), WAVES_ON_FAILURE: "0", "CODE_COVERAGE": "0"}
+    return run_stage(command, cwd=tree, env=env, timeout=timeout)
 
 
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
@@ -194,18 +149,17 @@ def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
     started = time.time()
     if stage.name == "block":
         node = BLOCK_TEST.format(block=block, seed=TEST_SEED)
-        command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                   "-p", "no:xdist", node]
-        output, timed_out = run_in_tree(command, tree, stage.timeout)
-        result = block_verdict(output, node)
+        done = run_in_tree([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                            "-p", "no:xdist", node], tree, stage.timeout)
+        result = block_verdict(done.output, node)
         result.build_seconds = built_since(tree, started)
     else:
-        command = [sys.executable, "-m", "verif.mutation.rtl_run", "--stage", stage.name]
-        output, timed_out = run_in_tree(command, tree, stage.timeout)
-        result = child_verdict(output, stage.name)
-    if timed_out:
+        done = run_in_tree([sys.executable, "-m", "verif.mutation.rtl_run", "--stage", stage.name],
+                           tree, stage.timeout)
+        result = child_verdict(done.output, stage.name)
+    if done.timed_out:
         result = StageResult(False, stage.name, f"killed after {stage.timeout:.0f} s "
-                             f"(wall-clock limit){watchdog_note(output)}", timed_out=True,
+                             f"(wall-clock limit){watchdog_note(done.output)}", timed_out=True,
                              build_seconds=result.build_seconds)
     return result
 
@@ -411,6 +365,15 @@ def score(records: list[dict]) -> tuple[int, int]:
 
 def markdown(records: list[dict], header: dict) -> str:
     caught, scored = score(records)
+    modules = []
+    for module in sorted({r["module"] for r in records}):
+        right, counted = units.share(mine := of(records, "module", module))
+        modules.append([module, len(mine), caught_in(mine),
+                        f"{right} / {counted}" if counted else "not counted (every unit's)"
+                        if module in units.SHARED_MODULES else "-"])
+    operators = [[op, len(of(records, "operator", op)), caught_in(of(records, "operator", op))]
+                 for op in gen.OPERATORS]
+    stages = Counter(r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"])
     lines = [
         "## RTL mutation run", "",
         f"Suite `{header['suite']}` ({', '.join(header['stages'])}) on {SIM}, mutant seed "
@@ -419,24 +382,12 @@ def markdown(records: list[dict], header: dict) -> str:
         f"**Score: {caught} / {scored} = {100 * caught / max(scored, 1):.1f}%** caught of the "
         f"built, non-equivalent mutants (pass mark {100 * PASS_SCORE:.0f}%).", "",
         triage_line(records), "",
-        "| verdict | mutants |", "| --- | --- |",
-        *(f"| {label} | {n} |" for label, n in verdict_counts(records)),
-        "", "| module | mutants | caught | report names its unit |", "| --- | --- | --- | --- |",
+        markdown_table(["verdict", "mutants"], verdict_counts(records), left=(0,)), "",
+        markdown_table(["module", "mutants", "caught", "report names its unit"], modules,
+                       left=(0, 3)), "",
+        markdown_table(["operator class", "mutants", "caught"], operators, left=(0,)), "",
+        markdown_table(["catching stage", "mutants"], sorted(stages.items()), left=(0,)),
     ]
-    for module in sorted({r["module"] for r in records}):
-        mine = [r for r in records if r["module"] == module]
-        right, counted = units.share(mine)
-        named = (f"{right} / {counted}" if counted else
-                 "not counted (every unit's)" if module in units.SHARED_MODULES else "-")
-        lines.append(f"| {module} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} "
-                     f"| {named} |")
-    lines += ["", "| operator class | mutants | caught |", "| --- | --- | --- |"]
-    for operator in gen.OPERATORS:
-        mine = [r for r in records if r["operator"] == operator]
-        lines.append(f"| {operator} | {len(mine)} | {sum(r['counts_as_caught'] for r in mine)} |")
-    lines += ["", "| catching stage | mutants |", "| --- | --- |"]
-    stages = Counter(r["catching_test"].split(":")[0] for r in records if r["counts_as_caught"])
-    lines += [f"| {s} | {n} |" for s, n in sorted(stages.items())]
     lines += caught_table([r for r in records if r["counts_as_caught"]])
     lines += section("Survivors", [r for r in records if not r["counts_as_caught"]
                                    and r["verdict"] != Verdict.DOES_NOT_BUILD.value
@@ -449,6 +400,14 @@ def markdown(records: list[dict], header: dict) -> str:
     lines += section("Timeouts (caught only when the testbench's watchdog fired)", watchdog,
                      detail=True)
     return "\n".join(lines) + "\n"
+
+
+def of(records: list[dict], key: str, value: str) -> list[dict]:
+    return [r for r in records if r[key] == value]
+
+
+def caught_in(records: list[dict]) -> int:
+    return sum(r["counts_as_caught"] for r in records)
 
 
 def triage_line(records: list[dict]) -> str:
@@ -467,13 +426,11 @@ def triage_line(records: list[dict]) -> str:
 
 def caught_table(records: list[dict]) -> list[str]:
     """Each caught mutant: the test that caught it and the unit its report named."""
-    lines = ["", f"### Caught: {len(records)}", "",
-             "| mutant | module | catching test | unit named | right unit |",
-             "| --- | --- | --- | --- | --- |"]
     verdict = {True: "yes", False: "no", None: "not counted"}
-    lines += [f"| {r['name']} | {r['module']} | {r['catching_test']} | {r['unit_named'] or '-'} "
-              f"| {verdict[r['triage']]} |" for r in records]
-    return lines
+    return ["", f"### Caught: {len(records)}", "", markdown_table(
+        ["mutant", "module", "catching test", "unit named", "right unit"],
+        [[r["name"], r["module"], r["catching_test"], r["unit_named"] or "-", verdict[r["triage"]]]
+         for r in records], left=range(5))]
 
 
 def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
@@ -507,12 +464,12 @@ def section(title: str, records: list[dict], reason: bool = False,
 
 
 def print_table(records: list[dict]) -> None:
-    for r in records:
-        verdict = r["verdict"] if not r["counts_as_caught"] else (
-            "caught" if r["verdict"] == "caught" else "caught (watchdog)")
-        where = f"{Path(r['file']).name}:{r['line']}"
-        print(f"{where:22s} {r['operator']:8s} {verdict:16s} {r['seconds']:6.1f} s  "
-              f"{r['unit_named'] or '-':10s} {r['catching_test'] or ''}")
+    print(text_table(["mutant", "operator", "verdict", "seconds", "unit named", "catching test"],
+                     [[f"{Path(r['file']).name}:{r['line']}", r["operator"],
+                       r["verdict"] if not r["counts_as_caught"] else
+                       "caught" if r["verdict"] == "caught" else "caught (watchdog)",
+                       f"{r['seconds']:.1f}", r["unit_named"] or "-", r["catching_test"] or ""]
+                      for r in records], left=(0, 1, 2, 4, 5)))
 
 
 # ---- entry point --------------------------------------------------------------------------------

@@ -45,6 +45,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from verif.report.output import text_table
+
 GROUPS_SUFFIX = ".groups.json"  # beside the JUnit file: out/junit/<suite>.groups.json
 SIGNATURE_WIDTH = 72  # characters of a signature the summary table shows
 REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (  # the docstring's list, in order
@@ -133,14 +135,12 @@ def summary_lines(groups: list[FailureGroup], path: Path) -> list[str]:
     """The regression summary's table: count, signature, example test (its name)."""
     if not groups:
         return [f"failure groups: no failures ({path})"]
-    width = min(SIGNATURE_WIDTH, max(len(group.signature) for group in groups))
-    lines = [f"failure groups ({path}):", f"{'count':>7}  {'signature':<{width}}  example"]
-    for group in groups:
-        lines.append(f"{group.count:>7}  {clipped(group.signature, width):<{width}}  "
-                     f"{group.example_test.rpartition('::')[2]}")
-    return lines
+    return [f"failure groups ({path}):", *text_table(
+        ["count", "signature", "example"],
+        [[group.count, clipped(group.signature), group.example_test.rpartition("::")[2]]
+         for group in groups], left=(1, 2)).splitlines()]
 
 
-def clipped(text: str, width: int) -> str:
+def clipped(text: str, width: int = SIGNATURE_WIDTH) -> str:
     """The text cut to `width` characters, ending in '...' when cut (the JSON keeps it whole)."""
     return text if len(text) <= width else text[:width - 3] + "..."

@@ -1,49 +1,11 @@
 """`make run`, the main job: the chapter's whole check on both simulators, and its report.
 
-Stages, each timed:
+Timed stages: the simulator builds, one pytest-xdist session of the `chapter` suite (checks and
+decodes), examples A and B, the exercises, serving, the trained model, the report (tables,
+plots, out/regress.json, out/coverage.md, out/report.md). The mutation runs start after the
+builds at a lower priority; a failing stage does not stop the later ones.
 
-1. simulator builds: the chip harness on Icarus and Verilator, made once before the parallel
-   runs (a no-op when they are up to date);
-2. software checks and decodes: one pytest-xdist session of the `chapter` suite
-   (verif/regress/suites.py): the chapter's six checks and its exercises' checks, the 32-step
-   decodes with W = None, 8, 4 on both simulators (FULL_LENGTH=chapter), and the flows beyond the
-   chapter in their `make test` lengths (shorter on Icarus): the RTL exercises (W = 8 with pages
-   of 1 to 16 rows, and with 2 sinks), the chapter's decodes in chip-gather mode (the chip reads
-   the pool through block tables), the trained model's decodes (W = None, 8, 4, both gather
-   modes, greedy and teacher-forced) and the serving workload in both gather modes (B = 8 on
-   both simulators, B = 1, 2, 4 on Verilator), and the chapter's decodes in both gather modes
-   under the `light` memory profile, the scoreboard checking every run;
-3. examples A and B (verif/report/example_a.py, verif/report/example_b.py): the paged cache event
-   by event, and what paging, sharing and windows buy;
-4. exercises (verif/report/exercises.py): the chapter's four exercises as tables,
-   out/exercises.json;
-5. serving (verif/report/serving.py): the workload's batch sweep on the RTL in host and chip
-   gather, out/serving.json;
-6. trained model (verif/report/trained.py): its decodes on the RTL against the reference host,
-   and its tables (loss; the window against full attention, trained and random, float and chip
-   integers), out/trained.json, out/trained.md and out/plots/trained_window.png; the tables are
-   computed once (about 70 s; in a child process alongside stages 2 to 5) and read from
-   build/trained_report/ until an input changes;
-7. mutation runs: the host's mutants (verif/mutation/host_run.py) and a fixed, seeded sample of
-   the RTL mutants (verif/mutation/rtl_run.py --sample, into out/mutants_sample/; its unbroken
-   copy runs the checks that caught them). Both start right after the builds, at a lower
-   priority, and take the cores the stages 2 to 6 and 8 leave idle; the stage ends when both
-   have, after the report's tables;
-8. report: the chapter's tables (terminal and out/report.md), PNG plots under out/plots/
-   (the chapter's Figures 15.2-15.7 among them), out/regress.json (with each run's gather
-   mode and memory profile), the chapter's decodes per memory profile (cycles on the ideal
-   memory, cycles waited), host gather against chip gather (out/gather.json), and the coverage
-   report out/coverage.md; it fails when Icarus and Verilator differ in any counter or output
-   word, or when a run under a profile differs from the ideal run once its waits are out.
-
-Verilator runs collect line and toggle coverage for the coverage report (a build of its own;
-`CODE_COVERAGE=0 make run` skips it). A failing stage does not stop the later ones; the exit
-status is non-zero if any failed.
-
-    python -m scripts.main_job [--jobs 2] [--started EPOCH_SECONDS]
-
-`--started` (the Makefile passes it) is when `make run` began, so the wall time includes the
-set-up that ran before this script.
+    python -m scripts.main_job [--jobs 2] [--started EPOCH_SECONDS (when make run began)]
 """
 
 from __future__ import annotations
@@ -51,28 +13,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
 
-from model.paths import REPO_ROOT, relative
+from model.paths import relative
 from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
 from sim.mem_profile import PROFILES
 from sim.toolchain import SIMULATORS
+from verif.mutation.stage_runner import StageProcess
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
 from verif.report import chapter as chapter_report
-from verif.report import example_a, example_b, exercise_plots, exercises, trained_decodes
+from verif.report import example_a, example_b, exercises, serving, trained, trained_decodes
 from verif.report import gather as gather_report
-from verif.report import plots as report_plots
-from verif.report import serving as serving_report
-from verif.report import trained as trained_report
-from verif.report.output import write_json
+from verif.report.output import markdown_table, text_table
 from verif.runs.launch import chip_build
 from verif.runs.plans import CHAPTER_WINDOWS
 from verif.testplan import plan as testplan
@@ -86,6 +43,7 @@ LIGHT = PROFILES["light"].name  # the memory profile make run's decodes also run
 RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
 MUTATION_NICENESS = 10  # the mutation runs yield the cores to the decodes
 MUTANT_SAMPLE_OUT = OUT / "mutants_sample"
+STAGE_HEADER = ["stage", "result", "seconds", "note"]
 
 
 @dataclass
@@ -159,43 +117,32 @@ def rtl_sample_verdict(status: str, started: float) -> tuple[bool, str, str]:
 
 @dataclass
 class MutationStage:
-    """The mutation stage: the host's mutants and a fixed sample of the RTL mutants.
-
-    Both runs share nothing with the rest of the job, so they start as soon as the simulators
-    are built, in subprocesses at a lower priority: they take the cores the other stages leave
-    idle (the pytest stage's last groups, the single-threaded stages after it), and otherwise
-    a small share of the decodes' (make run went from 101 s to 73-86 s). What they print is
-    shown when the stage ends. The sample (``RTL_MUTANT_SAMPLE`` mutants, seeded, spread over
-    the modules) goes to its own folder, so it never overwrites a full ``make mutants`` result
-    in out/mutants.json.
-    """
+    """The host's mutants and a fixed, seeded sample of the RTL mutants (into its own folder,
+    never over a full ``make mutants`` result). They share nothing with the other stages, so
+    they start right after the builds at a lower priority and take the cores the others leave
+    idle (make run went from 101 s to 73-86 s); their output is shown when the stage ends."""
 
     text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report
     started: float = 0.0
-    runs: dict[str, tuple[subprocess.Popen, IO[str]]] = field(default_factory=dict)
+    runs: dict[str, StageProcess] = field(default_factory=dict)
 
     def start(self) -> None:
         self.started = time.time()
         commands = {"host": ["verif.mutation.host_run"],
                     "RTL sample": ["verif.mutation.rtl_run", "--sample", str(RTL_MUTANT_SAMPLE),
                                    "--out", str(MUTANT_SAMPLE_OUT)]}
-        for name, command in commands.items():
-            output = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read and closed in finish
-            process = subprocess.Popen([sys.executable, "-m", *command], cwd=REPO_ROOT,
-                                       stdout=output, stderr=subprocess.STDOUT, text=True,
-                                       preexec_fn=lambda: os.nice(MUTATION_NICENESS))
-            self.runs[name] = (process, output)
+        self.runs = {name: StageProcess([sys.executable, "-m", *command],
+                                        niceness=MUTATION_NICENESS).start()
+                     for name, command in commands.items()}
 
     def finish(self) -> tuple[bool, str]:
-        statuses = {}
-        for name, (process, output) in self.runs.items():
-            statuses[name] = f"exit status {process.wait()}"
-            output.seek(0)
-            print(f"-- {name} mutants\n{output.read()}", end="", flush=True)
-            output.close()
+        done = {name: run.finish() for name, run in self.runs.items()}
+        for name, finished in done.items():
+            print(f"-- {name} mutants\n{finished.output}", end="", flush=True)
+        statuses = {name: f"exit status {finished.returncode}" for name, finished in done.items()}
         host_ok, host_note = host_verdict(statuses["host"], self.started)
         rtl_ok, rtl_note, self.text = rtl_sample_verdict(statuses["RTL sample"], self.started)
-        codes_ok = all(process.returncode == 0 for process, _ in self.runs.values())
+        codes_ok = all(finished.returncode == 0 for finished in done.values())
         return host_ok and rtl_ok and codes_ok, f"{host_note}; {rtl_note}"
 
     def ended(self) -> Stage:
@@ -207,41 +154,16 @@ class MutationStage:
 
 
 @dataclass
-class ExerciseStage:
-    """The exercises stage: its tables as printed (for the report) and their problems."""
+class ReportedStage:
+    """A report module's stage (exercises, serving): its checks, and its text for report.md."""
 
+    run_and_write: Callable[[float], tuple[bool, str, str]]  # since -> (ok, note, text)
     since: float
     text: str = ""
 
     def run(self) -> tuple[bool, str]:
-        results, self.text = exercises.run(self.since)
-        print(self.text, end="")
-        path = write_json("exercises.json", results)
-        found = exercises.problems(results)
-        for problem in found:
-            print(f"PROBLEM: {problem}")
-        return not found, (f"{len(results)} exercises, {rel(path)}"
-                           + (f"; {'; '.join(found)}" if found else ""))
-
-
-@dataclass
-class ServingStage:
-    """The serving stage: the batch sweep's table (for the report) from this job's runs."""
-
-    since: float
-    text: str = ""
-
-    def run(self) -> tuple[bool, str]:
-        table = serving_report.serving_table(self.since)
-        self.text = serving_report.print_table(table)
-        path = write_json("serving.json", table)
-        if table["rows"]:
-            serving_report.throughput_plot(table, PLOTS / "serving.png")
-        ok = not table["missing"] and table["b8_simulators_agree"] is not False
-        gain = table.get("gain_b8_over_b1")
-        return ok, (f"{len(table['rows'])} batch sizes, {rel(path)}"
-                    + (f", gain at B = 8: {gain}x" if gain else "")
-                    + ("" if ok else f"; missing {table['missing']} or simulators differ"))
+        ok, note, self.text = self.run_and_write(self.since)
+        return ok, note
 
 
 @dataclass
@@ -259,18 +181,18 @@ class TrainedStage:
     tables: Future | None = None  # the child's (report, cached), when it computes them
 
     def start(self) -> None:
-        if trained_report.cache_file().exists():
+        if trained.cache_file().exists():
             return
         pool = ProcessPoolExecutor(1)
-        self.tables = pool.submit(trained_report.cached_trained_report)
+        self.tables = pool.submit(trained.cached_trained_report)
         pool.shutdown(wait=False)
 
     def run(self) -> tuple[bool, str]:
         report, cached = (self.tables.result() if self.tables
-                          else trained_report.cached_trained_report())
-        paths = trained_report.write_outputs(report)
+                          else trained.cached_trained_report())
+        paths = trained.write_outputs(report)
         decodes = trained_decodes.trained_decodes(session_runs(JUNIT, self.since))
-        self.text = trained_report.section(report, trained_decodes.markdown(decodes))
+        self.text = trained.section(report, trained_decodes.markdown(decodes))
         print(self.text)
         found = trained_decodes.problems(decodes)
         for problem in found:
@@ -299,8 +221,8 @@ class Report:
                  if run.status != "missing"]
         print(chapter_report.terminal_tables(self.runs))
         self.profile_rows = chapter_report.profile_rows(self.runs + chip_gather, light)
-        print("\n== the chapter's decodes per memory profile\n" + chapter_report.text_table(
-            chapter_report.PROFILE_HEADER, self.profile_rows, left=(0, 1, 2, 3)))
+        print("\n== the chapter's decodes per memory profile\n"
+              + chapter_report.profile_table(self.profile_rows))
         REGRESS_JSON.write_text(json.dumps(
             chapter_report.regress_json(self.runs + chip_gather + light), indent=1) + "\n")
         self.gather_text = gather_report.report(
@@ -335,34 +257,10 @@ def example_b_rows(since: float) -> dict:
 
 
 def write_plots(runs: list[chapter_report.ChapterRun], since: float) -> list[Path]:
-    plots = [report_plots.cycles_plot(runs, PLOTS / "cycles_per_step.png"),
-             report_plots.pages_plot(runs, PLOTS / "pages_per_step.png")]
-    example_b = example_b_rows(since)
-    if example_b:
-        plots += [report_plots.memory_plot(example_b["part1"], PLOTS / "example_b_memory.png"),
-                  report_plots.sharing_plot(example_b["part2"], PLOTS / "example_b_sharing.png"),
-                  exercise_plots.window_agreement_plot(
-                      example_b["part3"], PLOTS / "figure_15_6_window_agreement.png"),
-                  exercise_plots.batch_vs_context_plot(
-                      example_b["part4"], PLOTS / "figure_15_7_batch_vs_context.png")]
-    return plots
-
-
-def example_b_tables(example_b: dict) -> str:
-    """Parts 1 and 2 of example B as Markdown tables."""
-    memory = [[("contiguous" if r["page_size"] is None else f"paged, page = {r['page_size']}"),
-               str(r["requests_held"]), str(r["rows_used"]), str(r["rows_reserved"]),
-               f"{100 * (r['rows_reserved'] - r['rows_used']) / r['rows_reserved']:.1f}%"]
-              for r in example_b["part1"]]
-    sharing = [[str(r["prompt"]), str(r["page"]), str(r["pages_copied"]), str(r["pages_shared"]),
-                f"{100 * (r['pages_copied'] - r['pages_shared']) / r['pages_copied']:.0f}%",
-                str(r["cow_copies"])] for r in example_b["part2"]]
-    return "\n\n".join([
-        chapter_report.markdown_table(
-            ["scheme", "requests held", "rows used", "rows reserved", "wasted"], memory),
-        chapter_report.markdown_table(
-            ["prompt rows", "page", "pages, copied", "pages, shared", "saved", "CoW copies"],
-            sharing)])
+    example = example_b_rows(since)
+    return [chapter_report.cycles_plot(runs, PLOTS / "cycles_per_step.png"),
+            chapter_report.pages_plot(runs, PLOTS / "pages_per_step.png"),
+            *(example_b.plots(example, PLOTS) if example else [])]
 
 
 def testplan_results() -> str:
@@ -377,35 +275,22 @@ def stage_rows(stages: list[Stage]) -> list[list[str]]:
     return [[s.name, "ok" if s.ok else "FAILED", f"{s.seconds:.1f}", s.note] for s in stages]
 
 
-def part3_comparison(example_b: dict) -> str:
-    """Example B part 3 beside the chapter's figures: our random models are not the chapter's."""
-    comparison = exercise_plots.window_agreement_comparison(example_b["part3"])
-    rows = [[str(w), f"{ours:.1f}%", f"{chapter:.1f}%" if chapter is not None else "-"]
-            for w, ours, chapter in zip(comparison["window"], comparison["ours_percent"],
-                                        comparison["chapter_percent"], strict=True)]
-    return (chapter_report.markdown_table(["W", "agreement, ours", "agreement, chapter"], rows)
-            + f"\n\n{comparison['note']}")
-
-
 def markdown_report(report: Report, stages: list[Stage], wall: float,
                     exercise_text: str = "", serving_text: str = "",
                     mutation_text: str = "", trained_text: str = "") -> str:
-    example_b = example_b_rows(report.decodes_since)
+    example = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
         f"## Stages (wall time {wall:.1f} s)",
-        chapter_report.markdown_table(["stage", "result", "seconds", "note"],
-                                      stage_rows(stages)),
+        markdown_table(STAGE_HEADER, stage_rows(stages), left=(0, 1, 3)),
         "## Decodes on the RTL", chapter_report.markdown_tables(report.runs),
         "### The chapter's decodes per memory profile",
         "Ideal first (the chapter's memory); under `light` the memory holds each AXI4 channel "
         "low about 10% of cycles and draws read latencies of 4 .. 16 (sim/mem_profile.py). "
         "`cycles (ideal memory)` is cnt_total - cnt_wait, `= ideal run`: equal to the ideal "
         "run's cycles at every step both ran (Icarus runs the light decodes for fewer steps).",
-        chapter_report.markdown_table(chapter_report.PROFILE_HEADER, report.profile_rows),
-        "## Example B", example_b_tables(example_b) if example_b else "example B did not run",
-        "### Example B part 3 beside the chapter's Figure 15.6",
-        part3_comparison(example_b) if example_b else "example B did not run",
+        chapter_report.profile_table(report.profile_rows, markdown=True),
+        "## Example B", example_b.markdown(example) if example else "example B did not run",
         "## Exercises", f"```\n{exercise_text.strip()}\n```" if exercise_text
         else "the exercises did not run",
         report.gather_text or "## Host gather and chip gather\n\nthe report stage did not run",
@@ -429,8 +314,7 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
 
 def print_stages(stages: list[Stage], wall: float) -> None:
     print("\n==== time per stage")
-    print(chapter_report.text_table(["stage", "result", "seconds", "note"], stage_rows(stages),
-                                    left=(0, 1, 3)))
+    print(text_table(STAGE_HEADER, stage_rows(stages), left=(0, 1, 3)))
     print(f"make run: wall time {wall:.1f} s")
 
 
@@ -455,9 +339,9 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: checks_and_decodes(args.jobs)))
     stages.append(timed("example A", in_process(example_a.main)))
     stages.append(timed("example B", in_process(example_b.main)))
-    exercise_stage = ExerciseStage(decodes_since)
+    exercise_stage = ReportedStage(exercises.run_and_write, decodes_since)
     stages.append(timed("exercises", exercise_stage.run))
-    serving_stage = ServingStage(decodes_since)
+    serving_stage = ReportedStage(serving.run_and_write, decodes_since)
     stages.append(timed("serving", serving_stage.run))
     stages.append(timed("trained model", trained_stage.run))
     report = Report(decodes_since)
@@ -470,4 +354,3 @@ def main(argv: list[str] | None = None) -> int:
                                       trained_stage.text))
     print(f"report: {rel(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1
-

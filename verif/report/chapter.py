@@ -1,21 +1,23 @@
-"""The chapter's tables, from the decode runs on the RTL: terminal, Markdown and regress.json.
+"""The chapter's decodes as tables: on the RTL (terminal, Markdown, regress.json, plots) from the
+runs' result files, and on the reference machine (``python -m scripts.report model-decodes``).
 
-Everything comes from the result files the chapter decodes wrote (out/runs/<sim>/<node>/seed<N>/
-result.json, see verif/runs/record.py): the tokens, the programs compiled, the pages in use
-after each step, the five cycle counters the RTL reported and the scoreboard's count of
-differences per step. Nothing here is the reference model's prediction: each run compared those
-already (its scoreboard, and verif/scoreboard/decode_checks.py once per decode), and a failing run
-shows up here as its status, its missing steps and the mismatch count of the step where it stopped.
+Nothing here predicts a value: each RTL run's scoreboard compared already, and a failing run
+shows as its status, its missing steps and its mismatch count. ``simulators_differ`` is the one
+rule by which Icarus and Verilator are held equal, for every report.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from model.chip.machine import CYCLE_NAMES
+from model.host.decode import decode
+from model.lm.tiny_lm import structured_model
 from sim.mem_profile import IDEAL
 from sim.toolchain import SIMULATORS
+from verif.report.output import markdown_table, save_figure, subplots, text_table, write_json
 from verif.runs.plans import (
     CHAPTER_STEPS,
     CHAPTER_WINDOWS,
@@ -25,8 +27,10 @@ from verif.runs.plans import (
 )
 from verif.runs.record import RESULT_FILE, read_result
 from verif.runs.spec import DecodeSpec
+from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts
 
 PAGE_STEPS = (1, 8, 16, 32)  # the chapter's "pages in use after step ..." columns
+PAGE_SIZE = chapter_spec(None).page_size
 
 
 @dataclass
@@ -87,54 +91,28 @@ class ChapterRun:
 def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
     """A ChapterRun from a chapter decode's result file."""
     decode = result["decodes"][0] if result["decodes"] else None
-    names = CYCLE_NAMES
     steps = [StepRow(s["step"], s["context"], None,
-                     {n: s["counters"][n] for n in names if n in s["counters"]}, s["mismatches"],
-                     s["counters"], s.get("outputs", []))
+                     {n: s["counters"][n] for n in CYCLE_NAMES if n in s["counters"]},
+                     s["mismatches"], s["counters"], s.get("outputs", []))
              for s in result["steps"]]
     for row, pages in zip(steps, decode["pages_after"] if decode else [], strict=False):
         row.pages_in_use = pages
-    tokens = decode["tokens"] if decode else []
     spec = DecodeSpec(**decode["spec"]) if decode else chapter_spec(window)
-    rule_ok = decode is not None and decode.get("verdicts", {}).get("tokens") == []
     return ChapterRun(
         sim=result["sim"], window=window, status=result["status"], run_dir=str(run_dir),
-        gather=spec.gather, profile=result.get("memory_profile", IDEAL), tokens=tokens,
-        rule_ok=rule_ok,
+        gather=spec.gather, profile=result.get("memory_profile", IDEAL),
+        tokens=decode["tokens"] if decode else [],
+        rule_ok=decode is not None and decode.get("verdicts", {}).get("tokens") == [],
         programs_compiled=decode["programs_compiled"] if decode else 0,
         failure=result.get("failure"), steps=steps,
         host_words=decode.get("host_words", []) if decode else [])
 
 
-def chapter_window(result: dict) -> tuple[bool, int | None]:
-    """(is a chapter decode, its window), told by the spec name the decode ran with."""
-    names = {chapter_spec(w).name: w for w in CHAPTER_WINDOWS}
-    specs = [d["spec"]["name"] for d in result.get("decodes", [])]
-    if result.get("test") != "PlanDecodeTest" or len(specs) != 1 or specs[0] not in names:
-        return False, None
-    return True, names[specs[0]]
-
-
-def collect_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
-    """The chapter decodes among `run_dirs` under the memory ``profile`` (one per simulator
-    and window; newest wins)."""
-    found: dict[tuple[str, int | None], ChapterRun] = {}
-    results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
-    for path in sorted(results, key=lambda p: p.stat().st_mtime):
-        result = read_result(path.parent)
-        is_chapter, window = chapter_window(result)
-        if is_chapter and result.get("memory_profile", IDEAL) == profile:
-            found[(result["sim"], window)] = read_run(path.parent, result, window)
-    return [found.get((sim, w), ChapterRun(sim, w, "missing"))
-            for w in CHAPTER_WINDOWS for sim in SIMULATORS]
-
-
-def collect_chip_gather_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
-    """The chapter decodes in chip gather among `run_dirs` that ran under the memory
-    ``profile`` (one per simulator and window; newest wins), for regress.json beside
-    collect_runs' host-gather ones."""
-    names = {chip_gather_spec(w).name: w for w in CHAPTER_WINDOWS}
-    found: dict[tuple[str, int | None], ChapterRun] = {}
+def _collect(run_dirs: list[Path], names: dict[str, int | None],
+             profile: str) -> dict[tuple[str, int | None], ChapterRun]:
+    """The decodes among ``run_dirs`` of a spec in ``names`` (spec name -> window) that ran
+    under the memory ``profile``, per simulator and window; the newest wins."""
+    found = {}
     results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
     for path in sorted(results, key=lambda p: p.stat().st_mtime):
         result = read_result(path.parent)
@@ -143,51 +121,73 @@ def collect_chip_gather_runs(run_dirs: list[Path], profile: str = IDEAL) -> list
                 and result.get("memory_profile", IDEAL) == profile):
             window = names[specs[0]]
             found[(result["sim"], window)] = read_run(path.parent, result, window)
+    return found
+
+
+def collect_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
+    """The chapter decodes (host gather), one per window and simulator, "missing" if none ran."""
+    found = _collect(run_dirs, {chapter_spec(w).name: w for w in CHAPTER_WINDOWS}, profile)
+    return [found.get((sim, w), ChapterRun(sim, w, "missing"))
+            for w in CHAPTER_WINDOWS for sim in SIMULATORS]
+
+
+def collect_chip_gather_runs(run_dirs: list[Path], profile: str = IDEAL) -> list[ChapterRun]:
+    """The chapter decodes in chip gather that ran, for regress.json beside collect_runs'."""
+    found = _collect(run_dirs, {chip_gather_spec(w).name: w for w in CHAPTER_WINDOWS}, profile)
     return [found[key] for key in sorted(found, key=lambda k: (str(k[1]), k[0]))]
 
 
-def first_disagreement(runs: list[ChapterRun], window: int | None) -> str | None:
-    """Where Icarus and Verilator first differ in this window's decode (any counter or output
-    word of any step), or that one of them is missing or incomplete; None when they agree."""
-    pair = [r for r in runs if r.window == window]
-    where = label(window)
-    for run in pair:
-        if len(run.steps) != CHAPTER_STEPS:
-            return f"{where}: {run.sim} has {len(run.steps)} of {CHAPTER_STEPS} steps"
-    if len(pair) != len(SIMULATORS):
-        return f"{where}: {len(pair)} of {len(SIMULATORS)} simulators ran"
-    first, *others = pair
-    for other in others:
-        for a, b in zip(first.steps, other.steps, strict=True):
-            for name in sorted(set(a.all_counters) | set(b.all_counters)):
-                if a.all_counters.get(name) != b.all_counters.get(name):
-                    return (f"{where}: step {a.step}: counter {name}: {first.sim} "
-                            f"{a.all_counters.get(name)}, {other.sim} {b.all_counters.get(name)}")
-            if a.outputs != b.outputs:
-                i = next((i for i, (x, y) in enumerate(zip(a.outputs, b.outputs, strict=False))
-                          if x != y), min(len(a.outputs), len(b.outputs)))
-                return (f"{where}: step {a.step}: output word {i}: {first.sim} "
-                        f"{_word(a.outputs, i)}, {other.sim} {_word(b.outputs, i)}")
+# ---- Icarus against Verilator ----------------------------------------------------------------
+
+
+def simulators_differ(steps: dict[str, list[tuple[dict[str, Any], list]]]) -> str | None:
+    """The one rule: every simulator ran, and at each step all of them ran they reported the
+    same counters and output words. ``steps``: per simulator, each step's (counters, outputs).
+    The first difference in words, or None when they agree."""
+    if len(steps) != len(SIMULATORS):
+        return f"{len(steps)} of {len(SIMULATORS)} simulators ran"
+    (first, mine), *others = steps.items()
+    for other, theirs in others:
+        for number, ((a, a_out), (b, b_out)) in enumerate(zip(mine, theirs, strict=False), 1):
+            name = next((n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)), None)
+            if name is not None:
+                return (f"step {number}: counter {name}: {first} {a.get(name)}, "
+                        f"{other} {b.get(name)}")
+            if a_out != b_out:
+                i = next((i for i, (x, y) in enumerate(zip(a_out, b_out, strict=False))
+                          if x != y), min(len(a_out), len(b_out)))
+                return (f"step {number}: output word {i}: {first} {_word(a_out, i)}, "
+                        f"{other} {_word(b_out, i)}")
     return None
+
+
+def simulators_agree(steps: dict[str, list[tuple[dict[str, Any], list]]]) -> bool:
+    return simulators_differ(steps) is None
 
 
 def _word(words: list[int], i: int) -> str:
     return f"{words[i]:#010x}" if i < len(words) else "missing"
 
 
-def simulators_agree(runs: list[ChapterRun], window: int | None) -> bool:
-    """Icarus and Verilator reported the same counters and outputs at every step."""
-    return first_disagreement(runs, window) is None
+def first_disagreement(runs: list[ChapterRun], window: int | None) -> str | None:
+    """Where this window's decodes are incomplete or Icarus and Verilator first differ."""
+    pair = [r for r in runs if r.window == window]
+    for run in pair:
+        if len(run.steps) != CHAPTER_STEPS:
+            return f"{label(window)}: {run.sim} has {len(run.steps)} of {CHAPTER_STEPS} steps"
+    found = simulators_differ({run.sim: [(row.all_counters, row.outputs) for row in run.steps]
+                               for run in pair})
+    return f"{label(window)}: {found}" if found else None
 
 
-# ---- regress.json --------------------------------------------------------------------------
+# ---- regress.json and the memory profiles ----------------------------------------------------
 
 
 def regress_json(runs: list[ChapterRun]) -> dict:
     """regress.json: per simulator and window, the decode and every step."""
     return {
         "steps": CHAPTER_STEPS,
-        "page_size": chapter_spec(None).page_size,
+        "page_size": PAGE_SIZE,
         "counters": list(CYCLE_NAMES),
         "notes": "pages_in_use: after the step appended and trimmed; mismatches: differences "
                  "the scoreboard found in the step (it raises at the first step that has any)",
@@ -195,9 +195,6 @@ def regress_json(runs: list[ChapterRun]) -> dict:
                                 "peak_pages": run.peak_pages}
                  for run in runs],
     }
-
-
-# ---- the chapter's cycles per memory profile ----------------------------------------------
 
 
 PROFILE_HEADER = ["profile", "window", "gather", "simulator", "steps", "cycles (ideal memory)",
@@ -230,71 +227,53 @@ def profile_problems(rows: list[list[str]]) -> list[str]:
             f"ideal run's" for row in rows if row[0] != IDEAL and row[-1] == "False"]
 
 
-# ---- tables ----------------------------------------------------------------------------------
+def profile_table(rows: list[list[str]], markdown: bool = False) -> str:
+    return (markdown_table if markdown else text_table)(PROFILE_HEADER, rows, left=(0, 1, 2, 3))
+
+
+# ---- the RTL's tables and plots --------------------------------------------------------------
 
 
 def label(window: int | None) -> str:
     return f"W={window}"
 
 
-def summary_rows(runs: list[ChapterRun]) -> list[list[str]]:
-    """One row per (window, simulator): status, rule, programs, pages, checked steps."""
-    rows = []
-    for r in runs:
-        pages = ", ".join(str(r.pages_after(s)) if r.pages_after(s) is not None else "-"
-                          for s in PAGE_STEPS)
-        rows.append([str(r.window), r.sim, r.status, str(r.rule_ok), str(r.programs_compiled),
-                     pages, str(r.peak_pages if r.peak_pages is not None else "-"),
-                     str(len(r.steps)), str(r.mismatches)])
-    return rows
-
-
 SUMMARY_HEADER = ["window", "simulator", "status", "rule ok", "programs",
                   "pages after " + "/".join(map(str, PAGE_STEPS)), "peak", "steps", "mismatches"]
 
 
-def cycle_rows(runs: list[ChapterRun]) -> list[list[str]]:
-    """The chapter's cycle table: the steps it shows, then the totals (of complete runs)."""
-    def cell(run: ChapterRun, step: int) -> str:
-        return str(run.cycles[step - 1]) if step <= len(run.cycles) else "-"
+def summary_rows(runs: list[ChapterRun]) -> list[list]:
+    """One row per (window, simulator): status, rule, programs, pages, checked steps."""
+    return [[r.window, r.sim, r.status, r.rule_ok, r.programs_compiled,
+             ", ".join(str(r.pages_after(s)) if r.pages_after(s) is not None else "-"
+                       for s in PAGE_STEPS),
+             r.peak_pages if r.peak_pages is not None else "-", len(r.steps), r.mismatches]
+            for r in runs]
 
-    rows = [[str(step), *(cell(r, step) for r in runs)] for step in TABLE_STEPS]
-    totals = [str(sum(r.cycles)) if len(r.cycles) == CHAPTER_STEPS else "-" for r in runs]
-    return [*rows, ["total", *totals]]
+
+def cycle_rows(runs: list[ChapterRun]) -> list[list]:
+    """The chapter's cycle table: the steps it shows, then the totals (of complete runs)."""
+    rows = [[step, *(r.cycles[step - 1] if step <= len(r.cycles) else "-" for r in runs)]
+            for step in TABLE_STEPS]
+    return [*rows, ["total", *(sum(r.cycles) if len(r.cycles) == CHAPTER_STEPS else "-"
+                               for r in runs)]]
 
 
 def cycle_header(runs: list[ChapterRun]) -> list[str]:
     return ["step"] + [f"{label(r.window)} {r.sim}" for r in runs]
 
 
-def text_table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = ()) -> str:
-    """Columns as wide as their widest cell: numbers right-aligned, the `left` ones left."""
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(row: list[str]) -> str:
-        cells = [cell.ljust(w) if i in left else cell.rjust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
-        return "  ".join(cells).rstrip()
-
-    return "\n".join(line(row) for row in [header, *rows])
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def agreement_lines(runs: list[ChapterRun]) -> list[str]:
     return [f"{label(w)}: Icarus and Verilator agree on every counter and output word of every "
-            f"step: {simulators_agree(runs, w)}" for w in CHAPTER_WINDOWS]
+            f"step: {first_disagreement(runs, w) is None}" for w in CHAPTER_WINDOWS]
 
 
 def terminal_tables(runs: list[ChapterRun]) -> str:
     """The chapter's two tables and the simulators' agreement, for the terminal."""
     return "\n".join([
         f"== the rule f(t) = 5t+3 mod 16 for {CHAPTER_STEPS} tokens on the RTL, "
-        f"pages of {chapter_spec(None).page_size} rows",
-        text_table(SUMMARY_HEADER, summary_rows(runs)),
+        f"pages of {PAGE_SIZE} rows",
+        text_table(SUMMARY_HEADER, summary_rows(runs), left=(1, 2)),
         "",
         "== cycles per step on the RTL (total counter)",
         text_table(cycle_header(runs), cycle_rows(runs)),
@@ -304,7 +283,90 @@ def terminal_tables(runs: list[ChapterRun]) -> str:
 
 def markdown_tables(runs: list[ChapterRun]) -> str:
     return "\n\n".join([
-        markdown_table(SUMMARY_HEADER, summary_rows(runs)),
+        markdown_table(SUMMARY_HEADER, summary_rows(runs), left=(1, 2)),
         markdown_table(cycle_header(runs), cycle_rows(runs)),
         "\n".join(f"- {line}" for line in agreement_lines(runs)),
     ])
+
+
+STYLES = {"icarus": {"linestyle": "-", "linewidth": 2.5, "alpha": 0.6},
+          "verilator": {"linestyle": "--", "linewidth": 1.2}}
+
+
+def _per_step(runs: list[ChapterRun], values, ylabel: str, title: str, path: Path) -> Path:
+    """One line per run (a colour per window; Verilator dashed over Icarus: a difference shows)."""
+    figure, axes = subplots(figsize=(7, 4))
+    for run in runs:
+        steps = [row.step for row in run.steps]
+        axes.plot(steps, values(run), label=f"{label(run.window)} {run.sim}",
+                  color=f"C{CHAPTER_WINDOWS.index(run.window)}", **STYLES.get(run.sim, {}))
+    axes.set(xlabel="decode step", ylabel=ylabel, title=title)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    return save_figure(figure, path)
+
+
+def cycles_plot(runs: list[ChapterRun], path: Path) -> Path:
+    return _per_step(runs, lambda run: run.cycles, "cycles (total counter)",
+                     "RTL cycles per decode step, per window", path)
+
+
+def pages_plot(runs: list[ChapterRun], path: Path) -> Path:
+    return _per_step(runs, lambda run: [row.pages_in_use for row in run.steps],
+                     "pages in use after the step", "KV-cache pages in use per step", path)
+
+
+# ---- the same decodes on the reference machine -----------------------------------------------
+
+
+@dataclass
+class WindowReport:
+    """One window's decode of the structured model on the reference machine."""
+
+    window: int | None
+    rule_ok: bool
+    programs_compiled: int
+    pages_after: dict[int, int]  # step -> pages in use once it has appended and trimmed
+    peak_pages: int
+    cycles: list[list[int]]  # per step: total, dma, mat, vec, sm
+    flat_from_window: bool  # every step from W on costs the same (True without a window)
+
+    @property
+    def total_cycles(self) -> int:
+        return sum(step[0] for step in self.cycles)
+
+
+def report_window(window: int | None) -> WindowReport:
+    """The reference host's decode, judged by the decode checks the RTL runs are judged by."""
+    spec = chapter_spec(window)
+    run = decode(structured_model(), spec.steps, spec.start, window, page_size=spec.page_size)
+    cycles = [list(record.cycles) for record in run.records]
+    verdicts = decode_verdicts(DecodeFacts(
+        spec, run.tokens, [run.pages_after(s) for s in range(1, spec.steps + 1)],
+        [step[0] for step in cycles], run.programs_compiled))
+    return WindowReport(window, verdicts["tokens"] == [], run.programs_compiled,
+                        {step: run.pages_after(step) for step in PAGE_STEPS}, run.peak_pages,
+                        cycles, verdicts["cycles"] == [])
+
+
+def model_tables(reports: list[WindowReport]) -> str:
+    summary = [[r.window, r.rule_ok, r.programs_compiled,
+                ", ".join(map(str, r.pages_after.values())), r.peak_pages,
+                r.flat_from_window if r.window is not None else "-"] for r in reports]
+    cycles = [[step, *(r.cycles[step - 1][0] for r in reports)] for step in TABLE_STEPS]
+    return "\n".join([
+        f"== the rule f(t) = 5t+3 mod 16 for {CHAPTER_STEPS} tokens, pages of {PAGE_SIZE} rows",
+        text_table(["window", "rule ok", "programs compiled", SUMMARY_HEADER[5], "peak",
+                    "cycles flat from step W"], summary),
+        "", "== cycles per step (reference machine)",
+        text_table(["step", *(label(r.window) for r in reports)],
+                   [*cycles, ["total", *(r.total_cycles for r in reports)]])])
+
+
+def main() -> None:
+    """``python -m scripts.report model-decodes``: the tables and out/report_model.json."""
+    reports = [report_window(window) for window in CHAPTER_WINDOWS]
+    print(model_tables(reports))
+    data = {"steps": CHAPTER_STEPS, "page_size": PAGE_SIZE, "cycle_names": list(CYCLE_NAMES),
+            "windows": [asdict(r) | {"total_cycles": r.total_cycles} for r in reports]}
+    print(f"\nwrote {write_json('report_model.json', data)}")

@@ -1,13 +1,9 @@
-"""Example A: the page table at work, event by event.
+"""Example A: the page table at work, event by event (``python -m scripts.report example-a``,
+out/example_a.json).
 
-Part 1: one request decodes 14 tokens with pages of 4 rows, a window of 6 tokens and a
-pool of 8 pages. Each step gathers the previous rows inside the window, appends its own
-row and trims the pages the next step will not read; freed pages are reused, so the
-request's footprint stays bounded. Part 2: request B is forked from a 10-row request A,
-then appends into the shared, partly filled last page, which forces a copy-on-write.
-
-Run from the repository root: ``python -m scripts.report example-a`` or
-``python verif/report/example_a.py``. Writes ``out/example_a.json``.
+Part 1: one request decodes 14 tokens, pages of 4 rows, a window of 6, a pool of 8 pages: the
+trims give freed pages back, so its footprint stays bounded. Part 2: B is forked from a 10-row
+A, then appends into the shared, partly filled last page: a copy-on-write.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from model.chip.geometry import pages_for
 from model.kv.paged import PageTable
-from verif.report.output import write_json
+from verif.report.output import text_table, write_json
 
 WINDOW = 6  # a step attends the new token and the WINDOW - 1 before it
 PAGE_SIZE = 4
@@ -107,15 +103,11 @@ def _readable_rows(table: PageTable, rid: str) -> list[int]:
 
 
 def print_window_log(log: list[Step]) -> None:
-    print(
-        f"== 1. one request, pages of {PAGE_SIZE} rows, window of {WINDOW} tokens, "
-        f"pool of {N_PAGES} pages (row value = token index)"
-    )
-    for s in log:
-        print(
-            f"  step {s.step:2d}: read {s.gathered} + the new one; wrote row {s.wrote:2d} -> "
-            f"table {s.table}  dropped pages {s.dropped}  free {s.free}"
-        )
+    print(f"== 1. one request, pages of {PAGE_SIZE} rows, window of {WINDOW} tokens, "
+          f"pool of {N_PAGES} pages (row value = token index)")
+    print(text_table(["step", "read (+ the new one)", "wrote row", "table", "dropped pages",
+                      "free"], [[s.step, s.gathered, s.wrote, s.table, s.dropped, s.free]
+                                for s in log], left=(1, 3, 5)))
     no_window = pages_for(STEPS, PAGE_SIZE)
     print(f"  pages in use at the end: {len(log[-1].table)} (without a window: {no_window})")
 
@@ -137,8 +129,6 @@ def main() -> None:
     events = fork_events()
     print_window_log(log)
     print_fork_events(events)
-    path = write_json(
-        "example_a.json",
-        {"window_log": [asdict(s) for s in log], "fork": [asdict(e) for e in events]},
-    )
+    path = write_json("example_a.json",
+                      {"window_log": [asdict(s) for s in log], "fork": [asdict(e) for e in events]})
     print(f"\nwrote {path}")

@@ -1,22 +1,10 @@
-"""The chapter's exercises, as features: one table each, in out/exercises.json.
+"""The chapter's four exercises, one table each, in out/exercises.json.
 
-* Exercises 1 (page sizes) and 3 (attention sinks) ran on the RTL, under the testbench, as
-  decode tests; verif/report/exercise_decodes.py reads their tables from the runs' result files.
-
-* Exercise 2, admission: example B's pool (8,192 rows in pages of 16, part 1's main page
-  size) and its 400 sampled lengths, all queued at step 0; each rule of model/kv/admission.py
-  runs the queue to the end in model/kv/admission_sim.py, which documents the step rule
-  (grow a row per step, preempt the latest admitted on OutOfPages, recompute on readmission).
-* Exercise 4, prefix alignment: example B part 2's six (prompt, page size) pairs with the
-  prompt padded to a page boundary before the forks (``PageTable.pad_to_page``), against
-  part 2's unaligned numbers.
-
-Each exercise is one entry of ``EXERCISES``: a key of out/exercises.json, a function that
-returns the JSON-ready table and one that prints it. Adding an exercise is one line there.
-
-Run from the repository root: ``python -m scripts.report exercises [--since EPOCH]`` (the RTL runs
-written since then; default: the newest ones) or ``python verif/report/exercises.py``. Writes
-``out/exercises.json``; exits non-zero when an RTL run is missing or an exercise's check fails.
+Exercises 1 (page sizes) and 3 (attention sinks) ran on the RTL as decode tests: their tables
+are read from the runs' result files, nothing predicted. Exercise 2 (admission rules) runs
+model/kv/admission_sim.py on example B's pool; exercise 4 (prefix alignment) pads example B
+part 2's prompts to a page boundary. Adding an exercise is one line of ``EXERCISES``.
+``python -m scripts.report exercises [--since EPOCH]``; non-zero when a check fails.
 """
 
 from __future__ import annotations
@@ -28,9 +16,13 @@ from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from model.chip.geometry import pages_for
 from model.host.workloads import N_REQUESTS, sample_lengths, share_prompt
 from model.kv.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
 from model.kv.admission_sim import simulate
+from model.paths import relative
+from sim.toolchain import SIMULATORS
+from verif.report.chapter import simulators_agree
 from verif.report.example_b import (
     OWN_ROWS,
     POOL_ROWS,
@@ -38,14 +30,96 @@ from verif.report.example_b import (
     SHARE_PAGE_SIZES,
     SHARE_POOL_PAGES,
     SHARERS,
+    agreement_cell,
+    window_accuracy_rows,
 )
-from verif.report.exercise_decodes import (
-    page_sizes_table,
-    print_page_sizes,
-    print_sinks,
-    sinks_table,
+from verif.report.output import text_table, write_json
+from verif.runs.plans import (
+    CHAPTER_STEPS,
+    EXERCISE_WINDOW,
+    PAGE_SIZES,
+    SINKS,
+    page_size_spec,
+    sinks_spec,
 )
-from verif.report.output import write_json
+from verif.runs.record import newest_results
+
+SINK_WINDOWS = (4, 8, 16)  # example B part 3's windows that can hold the sinks and more
+
+
+def totals(result: dict) -> list[int]:
+    return [step["counters"]["total"] for step in result["steps"]]
+
+
+def results_agree(results: list[dict]) -> bool:
+    """The simulators' runs of one decode agree (verif.report.chapter's rule); Icarus runs the
+    exercises' decodes for fewer steps, so over the steps both ran."""
+    return simulators_agree({r["sim"]: [(s["counters"], s.get("outputs", [])) for s in r["steps"]]
+                             for r in results})
+
+
+# ---- exercise 1: page sizes ------------------------------------------------------------------
+
+
+@dataclass
+class PageSizeRow:
+    """One page size, as the RTL decodes recorded it."""
+
+    page_size: int
+    rows_reserved: int  # pages in use at the end x page size
+    pages_at_end: int
+    table_live: int  # block-table entries still held at the end
+    table_dropped: int  # entries released by trims (logical pages below the window)
+    peak_pages: int
+    steady_cycles: int | None  # cycles per step from step W on (None: not flat)
+    simulators_agree: bool
+
+
+def page_size_row(page_size: int, results: list[dict]) -> PageSizeRow:
+    full = max(results, key=lambda result: len(result["steps"]))  # the full-length run
+    decode = full["decodes"][0]
+    pages = decode["pages_after"]
+    flat = decode["verdicts"].get("cycles") == []  # the decode check's verdict
+    return PageSizeRow(page_size, pages[-1] * page_size, pages[-1], pages[-1],
+                       pages_for(len(pages), page_size) - pages[-1], max(pages),
+                       totals(full)[-1] if flat else None, results_agree(results))
+
+
+def page_sizes_table(since: float = 0.0) -> dict[str, Any]:
+    """Exercise 1's table from the RTL runs; missing runs are named, not invented."""
+    names = {page_size_spec(p).name: p for p in PAGE_SIZES}
+    found = newest_results(set(names), since)
+    rows, missing = [], []
+    for name, page_size in names.items():
+        results = [found[(sim, name)] for sim in SIMULATORS if (sim, name) in found]
+        missing += [f"{sim} {name}" for sim in SIMULATORS if (sim, name) not in found]
+        if results:
+            rows.append(page_size_row(page_size, results))
+    table: dict[str, Any] = {"window": EXERCISE_WINDOW, "steps": CHAPTER_STEPS,
+                             "rows": [asdict(r) for r in rows], "missing": missing}
+    if rows:
+        fewest = min(rows, key=lambda r: (r.rows_reserved, r.page_size))
+        largest = max(rows, key=lambda r: (r.table_live + r.table_dropped, -r.page_size))
+        table["fewest_rows_reserved"] = fewest.page_size
+        table["largest_block_table"] = largest.page_size
+    return table
+
+
+def print_page_sizes(table: dict[str, Any]) -> None:
+    print(f"   W = {table['window']}, {table['steps']} steps, structured model, on the RTL")
+    print(text_table(["page", "rows reserved", "pages at end", "table live", "dropped",
+                      "peak pages", "cycles/step from W", "sims agree"],
+                     [[r["page_size"], r["rows_reserved"], r["pages_at_end"], r["table_live"],
+                       r["table_dropped"], r["peak_pages"], r["steady_cycles"] or "not flat",
+                       r["simulators_agree"]] for r in table["rows"]]))
+    print("   (sims agree: the same counters and output words at every step both simulators ran)")
+    for miss in table["missing"]:
+        print(f"   MISSING run: {miss}")
+    if "fewest_rows_reserved" in table:
+        print(f"   fewest rows reserved at the end: pages of {table['fewest_rows_reserved']}; "
+              f"largest block table (entries live + dropped): pages of "
+              f"{table['largest_block_table']}")
+
 
 # ---- exercise 2: admission -----------------------------------------------------------------
 
@@ -61,22 +135,15 @@ EXPECTED_LENGTH = "each request's true length (an oracle; a server would know a 
 
 def admission_rules(n_pages: int) -> list[tuple[AdmissionRule, bool]]:
     """(rule, net_of_running) per row: the three rules, then exercise 2's rule net of running."""
-    return [
-        (OnePageFree(), False),
-        (CoversExpected(), False),
-        (Watermark.of_pool(n_pages), False),
-        (CoversExpected(), True),
-    ]
+    return [(OnePageFree(), False), (CoversExpected(), False), (Watermark.of_pool(n_pages), False),
+            (CoversExpected(), True)]
 
 
 def admission_table() -> dict[str, Any]:
     """Exercise 2's table: one row per rule, each run until the queue drains."""
     lengths = sample_lengths()
-    rules = admission_rules(ADMISSION_PAGES)
-    rows = [
-        simulate(lengths, rule, ADMISSION_PAGES, ADMISSION_PAGE_SIZE, net_of_running=net)
-        for rule, net in rules
-    ]
+    rows = [simulate(lengths, rule, ADMISSION_PAGES, ADMISSION_PAGE_SIZE, net_of_running=net)
+            for rule, net in admission_rules(ADMISSION_PAGES)]
     return {
         "pool_rows": POOL_ROWS,
         "page_size": ADMISSION_PAGE_SIZE,
@@ -92,21 +159,74 @@ def admission_table() -> dict[str, Any]:
 
 
 def print_admission(table: dict[str, Any]) -> None:
-    print(
-        f"   pool {table['pool_rows']} rows = {table['n_pages']} pages of {table['page_size']}; "
-        f"{table['requests']} requests, {table['rows_requested']} rows in all\n"
-        f"   arrival: {table['arrival']}\n   expected length: {table['expected_length']}"
-    )
-    print(
-        f"{'rule':48s} {'peak held':>9s} {'OutOfPages':>10s} {'requests hit':>12s} "
-        f"{'preempted':>9s} {'rows recomputed':>15s} {'completed':>9s} {'steps':>6s}"
-    )
-    for r in table["rows"]:
-        print(
-            f"{r['rule']:48s} {r['peak_running']:9d} {r['out_of_pages']:10d} "
-            f"{r['requests_hit']:12d} {r['preemptions']:9d} {r['rows_recomputed']:15d} "
-            f"{r['completed']:9d} {r['steps']:6d}"
-        )
+    print(f"   pool {table['pool_rows']} rows = {table['n_pages']} pages of {table['page_size']}; "
+          f"{table['requests']} requests, {table['rows_requested']} rows in all\n"
+          f"   arrival: {table['arrival']}\n   expected length: {table['expected_length']}")
+    columns = {"rule": "rule", "peak held": "peak_running", "OutOfPages": "out_of_pages",
+               "requests hit": "requests_hit", "preempted": "preemptions",
+               "rows recomputed": "rows_recomputed", "completed": "completed", "steps": "steps"}
+    print(text_table(list(columns), [[r[key] for key in columns.values()] for r in table["rows"]],
+                     left=(0,)))
+
+
+# ---- exercise 3: attention sinks ------------------------------------------------------------
+
+
+def sinks_rtl_rows(since: float = 0.0) -> list[dict[str, Any]]:
+    """One row per simulator: rule, exact pages at every step, flat cycles."""
+    spec = sinks_spec()
+    found = newest_results({spec.name}, since)
+    rows = []
+    for sim in SIMULATORS:
+        result = found.get((sim, spec.name))
+        if result is None:
+            rows.append({"sim": sim, "ran": False})
+            continue
+        decode = result["decodes"][0]
+        verdicts = decode["verdicts"]  # what the decode checks found (verif.scoreboard)
+        rows.append({"sim": sim, "ran": True, "steps": len(result["steps"]),
+                     "rule_ok": verdicts["tokens"] == [],
+                     "pages_exact": verdicts["pages"] == [],
+                     "pages_at_end": decode["pages_after"][-1],
+                     "flat_cycles": verdicts["cycles"] == [],
+                     "steady_cycles": totals(result)[-1]})
+    return rows
+
+
+def sinks_accuracy_rows() -> list[dict[str, Any]]:
+    """Agreement with full attention, window alone against window plus sinks (floats)."""
+    alone = window_accuracy_rows(windows=SINK_WINDOWS)
+    sinks = window_accuracy_rows(windows=SINK_WINDOWS, sinks=SINKS)
+    return [{"window": a.window, "decisions": a.total,
+             "agree_window": a.agree, "error_window": a.mean_logit_error,
+             "agree_sinks": s.agree, "error_sinks": s.mean_logit_error}
+            for a, s in zip(alone, sinks, strict=True)]
+
+
+def sinks_table(since: float = 0.0) -> dict[str, Any]:
+    spec = sinks_spec()
+    return {"window": spec.window, "sinks": spec.sinks, "page_size": spec.page_size,
+            "rtl": sinks_rtl_rows(since), "accuracy": sinks_accuracy_rows()}
+
+
+def print_sinks(table: dict[str, Any]) -> None:
+    print(f"   W = {table['window']} with S = {table['sinks']} sinks, pages of "
+          f"{table['page_size']}, on the RTL:")
+    keys = ("steps", "rule_ok", "pages_exact", "pages_at_end", "flat_cycles", "steady_cycles")
+    print(text_table(["simulator", "steps", "rule ok", "pages in use exact at every step",
+                      "pages at the end", f"cycles flat from step {table['window']}",
+                      "cycles per step"],
+                     [[r["sim"], *([r[key] for key in keys] if r["ran"] else
+                                   ["MISSING run", *["-"] * 5])] for r in table["rtl"]],
+                     left=(0,)))
+    print(f"   accuracy on the random models (teacher-forced, as example B part 3), "
+          f"S = {table['sinks']}:")
+    print(text_table(["W", "window alone", "logit error", "window + sinks", "logit error"],
+                     [[r["window"], agreement_cell(r["agree_window"], r["decisions"]),
+                       f"{100 * r['error_window']:.1f}%",
+                       agreement_cell(r["agree_sinks"], r["decisions"]),
+                       f"{100 * r['error_sinks']:.1f}%"] for r in table["accuracy"]]))
+    print("   (agreement with full attention, then the mean relative logit error)")
 
 
 # ---- exercise 4: prefix alignment ----------------------------------------------------------
@@ -143,28 +263,16 @@ def prefix_alignment_rows() -> list[AlignmentRow]:
 
 def prefix_alignment_table() -> dict[str, Any]:
     """Exercise 4's table: part 2's six rows, pages and copies without and with alignment."""
-    return {
-        "sharers": SHARERS,
-        "own_rows": OWN_ROWS,
-        "rows": [asdict(row) for row in prefix_alignment_rows()],
-    }
+    return {"sharers": SHARERS, "own_rows": OWN_ROWS,
+            "rows": [asdict(row) for row in prefix_alignment_rows()]}
 
 
 def print_prefix_alignment(table: dict[str, Any]) -> None:
-    print(
-        f"{'prompt rows':>11s} {'page':>5s} {'pages, unaligned':>16s} {'pages, aligned':>14s} "
-        f"{'saved':>6s} {'copies, unaligned':>17s} {'copies, aligned':>15s} {'padding rows':>12s}"
-    )
-    for r in table["rows"]:
-        print(
-            f"{r['prompt']:11d} {r['page']:5d} {r['pages_unaligned']:16d} "
-            f"{r['pages_aligned']:14d} {r['pages_saved']:6d} {r['cow_unaligned']:17d} "
-            f"{r['cow_aligned']:15d} {r['padding_rows']:12d}"
-        )
-    print(
-        f"   padding is stored once, in the shared prompt; each of the {table['sharers']} "
-        "requests' contexts holds those rows too, which attention must mask out"
-    )
+    print(text_table(["prompt rows", "page", "pages, unaligned", "pages, aligned", "saved",
+                      "copies, unaligned", "copies, aligned", "padding rows"],
+                     [list(r.values()) for r in table["rows"]]))
+    print(f"   padding is stored once, in the shared prompt; each of the {table['sharers']} "
+          "requests' contexts holds those rows too, which attention must mask out")
 
 
 # ---- the exercises -------------------------------------------------------------------------
@@ -217,15 +325,21 @@ def run(since: float = 0.0) -> tuple[dict[str, Any], str]:
     return results, text.getvalue()
 
 
+def run_and_write(since: float = 0.0) -> tuple[bool, str, str]:
+    """Print and write every exercise: (no problem, a one-line note, the printed text)."""
+    results, text = run(since)
+    print(text, end="")
+    path = relative(write_json("exercises.json", results))
+    print(f"\nwrote {path}")
+    found = problems(results)
+    for problem in found:
+        print(f"PROBLEM: {problem}")
+    return not found, f"{len(results)} exercises, {path}" + "".join(f"; {p}" for p in found), text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--since", type=float, default=0.0,
                         help="read RTL runs written since this time (epoch seconds)")
-    args = parser.parse_args(argv)
-    results, text = run(args.since)
-    print(text, end="")
-    print(f"\nwrote {write_json('exercises.json', results)}")
-    found = problems(results)
-    for problem in found:
-        print(f"PROBLEM: {problem}")
-    return 1 if found else 0
+    ok, _, _ = run_and_write(parser.parse_args(argv).since)
+    return 0 if ok else 1

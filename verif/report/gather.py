@@ -1,15 +1,9 @@
-"""Host gather against chip gather: host words written and chip cycles per decode step.
+"""Host gather against chip gather: the words the host writes and the chip's cycles per step.
 
-For the chapter's decodes (structured model, 32 steps, W = None, 8, 4, pages of 4 rows), per
-gather mode and step: the words the host writes into the chip's memory for the step's cached
-rows (host gather: every row the step reads, keys and values; chip gather: the step's block
-table, and the copy pair on copy-on-write) and the chip's cycles (the total counter). One table
-(the steady state, once the window is full, and the chip-gather overhead), one per-step table
-and a plot of both quantities, from the reference machine, whose cycles the RTL equals counter
-for counter (every decode test's scoreboard checks it). With result folders of decode runs
-(``--runs``, as ``make run`` leaves them under out/runs) the RTL's own counts are added: the
-cycles it reported and the words the page-table agent actually wrote (its memory mirror skips
-a word that already holds the value, so these can be fewer).
+The chapter's decodes in both modes on the reference machine (whose cycles the RTL equals
+counter for counter), and with ``--runs`` the RTL's own counts from decode result folders (the
+agent's memory mirror skips words that already hold their value, so it can write fewer).
+Writes out/gather.json, the Markdown and a plot.
 
     python -m scripts.report gather [--runs out/runs] [--out out]
 """
@@ -24,10 +18,9 @@ from model.compiler.gather import GATHER_MODES
 from model.host.decode import decode
 from model.lm.tiny_lm import make_model
 from model.paths import OUT
-from verif.report.chapter import collect_chip_gather_runs, collect_runs, markdown_table
+from verif.report.chapter import collect_chip_gather_runs, collect_runs
 from verif.report.chapter import label as window_label
-from verif.report.figures import save_figure, subplots
-from verif.report.output import write_json
+from verif.report.output import markdown_table, save_figure, subplots, write_json
 from verif.runs.plans import CHAPTER_STEPS, CHAPTER_WINDOWS, chapter_spec
 from verif.runs.record import RESULT_FILE
 
@@ -138,18 +131,18 @@ def report(decodes: list[GatherSteps], out: Path) -> str:
     header, rows = step_rows(decodes, 8)
     return "\n\n".join([
         "## Host gather and chip gather (structured model, pages of 4 rows)",
-        markdown_table(SUMMARY_HEADER, summary_rows(decodes)),
+        markdown_table(SUMMARY_HEADER, summary_rows(decodes), left=(0, 1, 2)),
         f"### Every step at {window_label(8)} (reference machine)",
         markdown_table(header, rows),
         f"![host words and cycles per step]({picture.relative_to(out)})",
     ])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, help="result folders of decode runs (out/runs)")
     parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     run_dirs = [path.parent for path in args.runs.rglob(RESULT_FILE)] if args.runs else []
     decodes = model_decodes() + rtl_decodes(run_dirs)
     text = report(decodes, args.out)

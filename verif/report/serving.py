@@ -1,16 +1,9 @@
 """Serving on the RTL: the batch sweep's table, out/serving.json and the throughput plot.
 
-Reads the serving runs' result files (verif/tests/test_serving.py: the workload at B = 1, 2, 4
-on Verilator, B = 8 on both simulators, each in both gather modes); every number comes from a
-run that passed its scoreboard: tokens generated, chip cycles from the RTL counters, tokens and
-request steps per 1,000 cycles, peak pages, preemptions, prefix-cache hits, pool usage, the
-recompute tax and the words the host wrote for the cached rows. Rows are marked by gather
-mode: host gather (the host copies each request's rows into its slot) or chip gather (the chip
-reads them through each request's block table, model.batch_paged_programs). The batching gain
-is tokens per 1,000 cycles at B = 8 over B = 1, per mode, held against two bounds: the gain
-of a chip bound by its memory port, and the gain if every request's attention took no cycle;
-the gather cost is, at each B, chip gather's chip cycles over host gather's (the same steps,
-so the same tokens: checked).
+Every number comes from a serving run that passed its scoreboard (verif/tests/test_serving.py):
+per gather mode and batch size, tokens, RTL cycles and the rest of COLUMNS; the batching gain
+(B = 8 over B = 1) held against two bounds (a port-bound chip, attention for free), and chip
+gather's cost against host gather at each B.
 
     python -m scripts.report serving [--since EPOCH]
 """
@@ -24,10 +17,10 @@ from typing import Any
 
 from model.compiler.gather import GATHER_MODES
 from model.host.throughput import batching_ceiling
-from model.paths import PLOTS
+from model.paths import PLOTS, relative
 from sim.toolchain import SIMULATORS
-from verif.report.figures import save_figure, subplots
-from verif.report.output import write_json
+from verif.report.chapter import simulators_agree
+from verif.report.output import save_figure, subplots, text_table, write_json
 from verif.runs.plans import SERVING_BATCHES, serving_spec
 from verif.runs.record import newest_results
 
@@ -143,56 +136,54 @@ def gather_cost(runs: dict[tuple[str, int], dict]) -> list[dict[str, Any]]:
     return cost
 
 
-def simulators_agree(found: dict[tuple[str, str], dict], gather: str) -> bool | None:
-    """B = 8 in one gather mode: the same chip cycles and tokens on Icarus and Verilator.
-
-    None when both ran but different workloads (Icarus's shorter version, fewer requests):
-    each run was then compared with the reference machine by its scoreboard, not with the other.
-    """
+def b8_agree(found: dict[tuple[str, str], dict], gather: str) -> bool | None:
+    """B = 8 in one gather mode: the same chip cycles and tokens on Icarus and Verilator
+    (verif.report.chapter's rule). None when both ran different workloads (Icarus's shorter
+    one): each was then compared with the reference machine by its scoreboard, not with the
+    other."""
     name = serving_spec(8, gather).name
-    runs = [found.get((sim, name), {}).get("serving") for sim in SIMULATORS]
-    if None in runs:
-        return False
-    if runs[0]["spec"] != runs[1]["spec"]:
+    runs = {sim: run for sim in SIMULATORS
+            if (run := found.get((sim, name), {}).get("serving")) is not None}
+    specs = [run["spec"] for run in runs.values()]
+    if len(runs) == len(SIMULATORS) and any(spec != specs[0] for spec in specs):
         return None
-    return all(runs[0][key] == runs[1][key] for key in ("chip_cycles", "generated"))
+    return simulators_agree({sim: [({"chip_cycles": run["chip_cycles"],
+                                     "tokens": run["generated"]}, [])]
+                             for sim, run in runs.items()})
 
 
 def agreement(found: dict[tuple[str, str], dict]) -> bool | None:
     """Both gather modes' agreement: False if either differs or is missing, None if either was
     not comparable, else True."""
-    verdicts = [simulators_agree(found, gather) for gather in GATHER_MODES]
+    verdicts = [b8_agree(found, gather) for gather in GATHER_MODES]
     return False if False in verdicts else None if None in verdicts else True
 
 
 def print_table(table: dict[str, Any]) -> str:
-    lines = [" ".join(f"{title:>13s}" for title, _ in COLUMNS)]
-    lines += [" ".join(f"{row[key]!s:>13s}" for _, key in COLUMNS) for row in table["rows"]]
+    lines = [text_table([title for title, _ in COLUMNS],
+                        [[row[key] for _, key in COLUMNS] for row in table["rows"]], left=(0,))]
     lines += [f"   missing run: {miss}" for miss in table["missing"]]
-    for gather in GATHER_MODES:
-        key = "gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")
-        if key in table:
-            lines.append(f"   batching gain at B = 8 ({gather} gather): {table[key]}x the tokens "
-                         "per 1,000 cycles of B = 1 (RTL counters)")
-    for gather, bound in table.get("port_bound_gain", {}).items():
-        lines.append(f"   port-bound gain at B = 8 ({gather} gather): {bound}x: the gain of a "
-                     "chip whose runs take a cycle per data word through its memory port "
-                     "(tokens per port word, B = 8 over B = 1)")
-    for gather, bound in table.get("attention_free_gain", {}).items():
-        lines.append(f"   attention-free gain at B = 8 ({gather} gather): {bound}x: the gain if "
-                     "every request's attention (its rows' reads, score matmul, SOFTMAX, "
-                     "weighted sum) took no cycle, the runs and request steps unchanged")
+    gains = [[gather, *(f"{gain}x" if gain is not None else "-" for gain in (
+        table.get("gain_b8_over_b1" + ("" if gather == "host" else f"_{gather}")),
+        table["port_bound_gain"].get(gather), table["attention_free_gain"].get(gather)))]
+        for gather in GATHER_MODES]
+    lines += ["   the gain of batching, tokens per 1,000 cycles at B = 8 over B = 1 (RTL "
+              "counters), and two bounds: port-bound, a chip whose runs take a cycle per data "
+              "word through its memory port (tokens per port word); attention-free, every "
+              "request's attention (its rows' reads, score matmul, SOFTMAX, weighted sum) "
+              "taking no cycle, the runs and request steps unchanged",
+              text_table(["gather", "batching gain", "port-bound gain", "attention-free gain"],
+                         gains, left=(0,))]
     if table["gather_cost"]:
         lines.append("   the cost of chip gather: chip cycles against host gather's, per B")
-        lines.append(" ".join(f"{title:>13s}" for title, _ in COST_COLUMNS))
-        lines += [" ".join(f"{row[key]!s:>13s}" for _, key in COST_COLUMNS)
-                  for row in table["gather_cost"]]
-    lines.append("   the chip's batching ceiling (reference machine, every request at one "
-                 "context): gain at B = 8, and as B grows without bound (attention runs per "
-                 "request)")
-    lines += [f"      context {c['context']:>2}: B = 8 {c['gain_b8']}x, limit {c['limit']}x "
-              f"(solo {c['solo_cycles']} cycles, {c['marginal_cycles']:.0f} more per request)"
-              for c in table["ceiling"]]
+        lines.append(text_table([title for title, _ in COST_COLUMNS],
+                                [[row[key] for _, key in COST_COLUMNS]
+                                 for row in table["gather_cost"]]))
+    lines += ["   the chip's batching ceiling (reference machine, every request at one context): "
+              "the gain at B = 8, and as B grows without bound (attention runs per request)",
+              text_table(["context", "gain at B = 8", "limit", "solo cycles", "more per request"],
+                         [[c["context"], f"{c['gain_b8']}x", f"{c['limit']}x", c["solo_cycles"],
+                           f"{c['marginal_cycles']:.0f}"] for c in table["ceiling"]])]
     agree = table["b8_simulators_agree"]
     lines.append("   B = 8 on Icarus and Verilator, both gather modes: " + (
         "not compared: Icarus ran the shorter workload (fewer requests); each run equals the "
@@ -211,22 +202,32 @@ def throughput_plot(table: dict[str, Any], path: Path) -> Path:
                   color=color, label=f"tokens generated, {gather} gather")
         axes.plot([r["batch"] for r in rows], [r["steps_per_kilocycle"] for r in rows], "s--",
                   color=color, label=f"request steps (prompt included), {gather} gather")
-    axes.set_xlabel("batch size B (requests per chip run)")
-    axes.set_ylabel("per 1,000 chip cycles (RTL counters)")
-    axes.set_title("Serving 24 requests, W = 8, 16 pages of 4 rows")
+    axes.set(xlabel="batch size B (requests per chip run)",
+             ylabel="per 1,000 chip cycles (RTL counters)",
+             title="Serving 24 requests, W = 8, 16 pages of 4 rows")
     axes.set_xticks(list(SERVING_BATCHES))
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
     return save_figure(figure, path)
 
 
+def run_and_write(since: float = 0.0) -> tuple[bool, str, str]:
+    """Print the table, write out/serving.json and the plot: (no run missing and the
+    simulators do not differ, a one-line note, the printed text)."""
+    table = serving_table(since)
+    text = print_table(table)
+    path = relative(write_json("serving.json", table))
+    print(f"wrote {path}")
+    if table["rows"]:
+        print(f"wrote {relative(throughput_plot(table, PLOTS / 'serving.png'))}")
+    ok = not table["missing"] and table["b8_simulators_agree"] is not False
+    gain = table.get("gain_b8_over_b1")
+    return ok, (f"{len(table['rows'])} batch sizes, {path}"
+                + (f", gain at B = 8: {gain}x" if gain else "")
+                + ("" if ok else f"; missing {table['missing']} or simulators differ")), text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--since", type=float, default=0.0)
-    args = parser.parse_args(argv)
-    table = serving_table(args.since)
-    print_table(table)
-    print(f"wrote {write_json('serving.json', table)}")
-    if table["rows"]:
-        print(f"wrote {throughput_plot(table, PLOTS / 'serving.png')}")
-    return 1 if table["missing"] or table["b8_simulators_agree"] is False else 0
+    return 0 if run_and_write(parser.parse_args(argv).since)[0] else 1

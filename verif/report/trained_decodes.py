@@ -1,10 +1,8 @@
 """The trained model's decodes on the RTL (verif/tests/test_trained_decode.py), as a table.
 
-Reads the run folders of a session, keeps the runs whose decodes are the trained model's, and
-compares each decode with the reference host's integer decode (verif.runs.spec
-.reference_decode) and with the float model: the greedy decodes by their tokens, the forced
-ones by each step's decision (the chip's ARGMAX). The pytest tests assert the same equalities;
-this is the table that shows them, with the text and the cycles per step.
+Each decode of a session's runs against the reference host's integer decode and the float model
+(greedy ones by their tokens, forced ones by each step's ARGMAX): the equalities the tests
+assert, shown with the text and the cycles per step.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from model.host.decode import Decode
 from model.lm.corpus import load_corpus
 from model.lm.tiny_lm import float_generate, make_model
 from model.lm.window_quality import Setting, float_reader
-from verif.report.chapter import markdown_table
+from verif.report.output import markdown_table
 from verif.runs.record import RESULT_FILE, read_result
 from verif.runs.spec import DecodeSpec, reference_decode
 
@@ -135,7 +133,7 @@ def markdown(decodes: list[TrainedDecode]) -> str:
     """The table, and a note when the greedy decodes collapse into one token."""
     if not decodes:
         return "no trained-model decode ran"
-    table = markdown_table(HEADER, rows(decodes))
+    table = markdown_table(HEADER, rows(decodes), left=(0, 1, 2, 4, 5, 7, 8))
     token = collapsed(decodes)
     if token is None:
         return table

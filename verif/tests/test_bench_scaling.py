@@ -35,7 +35,7 @@ def test_spread_is_max_over_min():
 def test_table_columns_are_aligned_and_floats_short():
     text = format_table(["context", "ms"], [[1, 0.123456], [64, 12.5]])
     lines = text.splitlines()
-    assert lines == ["context     ms", "      1  0.123", "     64   12.5"]
+    assert lines == ["  context     ms", "---------  -----", "        1  0.123", "       64   12.5"]
 
 
 def test_contexts_run_from_one_to_the_longest_softmax_the_chip_takes():

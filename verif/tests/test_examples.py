@@ -4,6 +4,7 @@ model report script (its tables follow the window rule)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -11,8 +12,8 @@ import numpy as np
 
 from model.kv.step_rule import pages_held
 from model.paths import REPO_ROOT
-from verif.report import example_a, example_b, example_b_part3
-from verif.report import model_decodes as report_model
+from verif.report import chapter as report_model
+from verif.report import example_a, example_b
 from verif.report import output as _common
 
 STEPS = 24  # example B part 3's teacher-forced steps
@@ -135,11 +136,13 @@ def test_example_script_runs_as_a_file():
         [sys.executable, "-m", "scripts.report", "example-a"],
         cwd=REPO_ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "table [2, 0]  dropped pages 2" in done.stdout
+    # step 14: rows read, row written, block table, pages dropped, free pages
+    assert re.search(r"^ +14 +\[8, 9, 10, 11, 12\] +13 +\[2, 0\] +2 +\[1, 3, 4, 5, 6, 7\]$",
+                     done.stdout, re.M)
 
 
 def test_example_b_part3_full_window_is_exact_and_small_windows_cost():
-    rows = example_b_part3.window_accuracy_rows(seeds=(1,), windows=(2, 24))
+    rows = example_b.window_accuracy_rows(seeds=(1,), windows=(2, 24))
     small, full = rows
     assert (full.agree, full.total, full.mean_logit_error) == (full.total, 16 * STEPS, 0.0)
     assert small.agree < small.total and small.mean_logit_error > 0.05
@@ -151,7 +154,8 @@ def test_example_b_part3_full_window_is_exact_and_small_windows_cost():
 def test_report_model_prints_the_window_rule_and_flat_cycles(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_common, "OUT", tmp_path / "out")
     report_model.main()
-    assert "rule ok True" in capsys.readouterr().out
+    summary = re.findall(r"^ *(None|8|4) +(True|False) +(\d+) ", capsys.readouterr().out, re.M)
+    assert summary == [("None", "True", "32"), ("8", "True", "8"), ("4", "True", "4")]
     data = json.loads((tmp_path / "out" / "report_model.json").read_text())
     steps, page = data["steps"], data["page_size"]
     for entry in data["windows"]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from model.host.decode import decode
 from model.lm.tiny_lm import make_model
 from sim.toolchain import SIMULATORS
-from verif.report import example_b, exercise_decodes, exercises
+from verif.report import example_b, exercises
 from verif.report import output as _common
 from verif.runs import record
 from verif.runs.plans import CHAPTER_STEPS, PAGE_SIZES, SHORT_STEPS, page_size_spec, sinks_spec
@@ -66,7 +66,7 @@ def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch
         steps = CHAPTER_STEPS if sim == "verilator" else SHORT_STEPS
         for spec in [*(page_size_spec(p, steps) for p in PAGE_SIZES), sinks_spec(steps)]:
             fake_run(tmp_path, sim, spec)
-    table = exercise_decodes.page_sizes_table()
+    table = exercises.page_sizes_table()
     rows = {r["page_size"]: r for r in table["rows"]}
     # after 32 steps with W = 8 rows 25..31 are needed: 7 pages of 1 row, 4 of 2, 2 of 4,
     # 1 of 8 (rows 24..31), 1 of 16 (rows 16..31)
@@ -75,7 +75,7 @@ def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch
         32, 16, 8, 4, 2]
     assert (table["fewest_rows_reserved"], table["largest_block_table"]) == (1, 1)
     assert all(r["simulators_agree"] and r["steady_cycles"] for r in table["rows"])
-    sinks = exercise_decodes.sinks_rtl_rows()
+    sinks = exercises.sinks_rtl_rows()
     assert all(r["ran"] and r["rule_ok"] and r["pages_exact"] and r["flat_cycles"]
                for r in sinks)
 
@@ -83,17 +83,17 @@ def test_the_rtl_exercises_read_their_tables_from_the_runs(tmp_path, monkeypatch
 def test_simulators_that_differ_in_a_step_both_ran_disagree():
     steps = [{"counters": {"total": 10}, "outputs": [1]}, {"counters": {"total": 12},
                                                            "outputs": [2]}]
-    full = {"steps": steps}
-    assert exercise_decodes.simulators_agree([{"steps": steps[:1]}, full])
-    other = {"steps": [steps[0], {"counters": {"total": 13}, "outputs": [2]}]}
-    assert not exercise_decodes.simulators_agree([other, full])
-    assert not exercise_decodes.simulators_agree([full]), "one simulator is not agreement"
+    full = {"sim": "verilator", "steps": steps}
+    assert exercises.results_agree([{"sim": "icarus", "steps": steps[:1]}, full])
+    other = {"sim": "icarus", "steps": [steps[0], {"counters": {"total": 13}, "outputs": [2]}]}
+    assert not exercises.results_agree([other, full])
+    assert not exercises.results_agree([full]), "one simulator is not agreement"
 
 
 def test_a_missing_rtl_run_is_a_problem_not_a_row(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(record, "RUNS_ROOT", tmp_path / "none")
     monkeypatch.setattr(_common, "OUT", tmp_path / "out")
-    monkeypatch.setattr(exercise_decodes, "sinks_accuracy_rows", lambda: [])
+    monkeypatch.setattr(exercises, "sinks_accuracy_rows", lambda: [])
     assert exercises.main([]) == 1
     printed = capsys.readouterr().out
     assert "PROBLEM: exercise 1: missing run icarus structured-W8-P1" in printed

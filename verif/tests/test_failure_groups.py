@@ -323,7 +323,7 @@ def test_a_regression_with_two_kinds_of_injected_failure_shows_two_groups_with_t
     assert scoreboard["rerun"].startswith("WAVES=1 RANDOM_SEED=")
     lines = injected.summary.splitlines()
     heading = next(i for i, line in enumerate(lines) if line.startswith("failure groups ("))
-    rows = lines[heading + 2:]  # after the heading and the columns' names
+    rows = lines[heading + 3:]  # after the heading, the columns' names and their rule
     assert len(rows) == 2
     for row, group, start in zip(rows, (scoreboard, hung), (DIFFERENT_VALUE[:60], WATCHDOG[:60]),
                                  strict=True):

@@ -53,7 +53,7 @@ def test_a_run_annotates_each_testpoint_with_its_tests_outcomes(tmp_path):
         '<testcase classname="verif.tests.test_chip" name="test_error_paths_stop_the_chip_with_'
         'the_documented_code[icarus-seed1]"/>'
         '<testcase classname="verif.tests.test_chip" name="test_every_error_case_stops_the_'
-        'reference_machine_before_its_store"><failure/></testcase>'
+        'reference_machine_with_its_documented_code"><failure/></testcase>'
         '</testsuite></testsuites>')
     rows = {r.name: r for r in testplan.results(testplan.load(),
                                                  testplan.junit_outcomes(junit))}

@@ -173,10 +173,9 @@ class PageTable:
         """Overwrite row ``index``, already appended, in a page the request holds alone.
 
         A chip that writes its own rows (chip gather, model.host.decode) has a placeholder row
-        appended
-        first, so that the row's page is taken, or privately copied, before the chip writes it;
-        this records what the chip wrote. A shared page is refused: its other owners would see
-        the row change (``append`` copies a shared page first).
+        appended first, so that the row's page is taken, or privately copied, before the chip
+        writes it; this records what the chip wrote. A shared page is refused: its other owners
+        would see the row change (``append`` copies a shared page first).
         """
         request = self._get(rid)
         value = self._as_row(rid, row)

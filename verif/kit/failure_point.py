@@ -19,8 +19,7 @@ class FailurePoint:
     """The first wrong thing a checker saw, as precisely as it could place it."""
 
     # the unit at fault: controller, dma, mat, vec, sm (model.chip.isa.UNIT_OF), or the module when
-    # a
-    # checker knows it (mem_if: the AXI4 port's rules; a block test's block)
+    # a checker knows it (mem_if: the AXI4 port's rules; a block test's block)
     unit: str | None = None
     pc: int | None = None  # the instruction's address, when a program ran
     instruction: str | None = None  # its listing: opcode and operands

@@ -119,10 +119,9 @@ BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, windo
 
 TRAINED_START = 0  # the space (the most frequent character): a decode from a word boundary
 
-# The first held-out sequence of verif.report.trained_report's chip table ("currentl# onl# one
-# standard
-# #a##i", "#" for <other>) as model.lm.corpus's tokens, spelled out so that importing the plans does
-# not read the corpus (0.3 s in every simulator process); test_trained_decode.py checks them.
+# The first held-out sequence of verif.report.trained's chip table ("currentl# onl# one standard
+# #a##i", "#" for <other>) as model.lm.corpus's tokens, spelled out so that importing the plans
+# does not read the corpus (0.3 s in every simulator process); test_trained_decode.py checks them.
 TRAINED_TEXT = (10, 14, 8, 8, 1, 5, 2, 9, 15, 0, 7, 5, 9, 15, 0, 7, 5, 1, 0, 6, 2, 3, 5, 12, 3, 8,
                 12, 0, 15, 3, 15, 15, 4)
 

@@ -7,8 +7,7 @@ scoreboard compares every run (outputs, every memory write, every counter) with 
 machine, the page-table agent checks pool conservation after every step, and check_phase the
 decode's closed forms (tokens, pages, programs, flat cycles). Here, against host gather on the
 reference machine (model.host.decode.decode): the same tokens, pages after every step, programs and
-new
-K and V rows. Then a fork whose copy-on-write the chip makes, and a block table naming a page
+new K and V rows. Then a fork whose copy-on-write the chip makes, and a block table naming a page
 outside the pool, which must stop the chip with BAD_PAGE having written nothing.
 """
 

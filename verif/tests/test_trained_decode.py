@@ -1,15 +1,13 @@
 """The trained model (issue 23) on the RTL, in the pyuvm environment, on Icarus and Verilator.
 
 The model of model/lm/data/trained_lm.npz (learned from the pydoc text, model.lm.train_lm) decodes
-32
-steps with W = None, 8 and 4, in host gather and in chip gather (the chip reads the pool through
+32 steps with W = None, 8 and 4, in host gather and in chip gather (the chip reads the pool through
 the block table). Inside the simulation the scoreboard compares every chip run with the reference
 machine (every output word, memory write and counter) and check_phase the decode's closed forms
 (pages, programs, flat cycles). Here, against the reference host's integer decode
 (model.host.decode.decode, calibrated as the env is): the same tokens, pages after every step,
-programs
-and cycles per step. On Icarus `make test` runs a shorter version (sim.lengths): 12 steps in host
-gather, 16 in chip gather (CHIP_GATHER_SHORT_STEPS: a freed page reused and read back), and
+programs and cycles per step. On Icarus `make test` runs a shorter version (sim.lengths): 12 steps
+in host gather, 16 in chip gather (CHIP_GATHER_SHORT_STEPS: a freed page reused and read back), and
 the forced decode with W = 4 alone.
 
 The greedy decode from the space collapses into "<other>" (a space, then token 15 for ever: in

@@ -1,15 +1,14 @@
 """The vector unit (hw/tb/vector_unit_harness.v: vector_unit + sram) against the reference machine.
 
-Each VADD, VMAX and ARGMAX (a VADD of known inputs first, then len 1, 2 and random up to 300;
-VADD apart or in place, `c == a` or `c == b`, with sums beyond both int8 ends; VMAX and ARGMAX
-with ties for the maximum, the maximum first or last, all elements equal, the destination
-inside the source; operand words with noise above their int8 byte) is predicted by
-`model.chip.machine.Machine` (VADD: `model.chip.arith.sat8` of the sum; VMAX, ARGMAX: numpy's max
-and
-first argmax) on the same scratchpad image. Checked: every SRAM write (the harness's write log:
-the first wrong one is named with its cycle and its inputs), the whole SRAM afterwards, the
-number of SRAM writes (len for VADD, one otherwise), the clamped VADD outputs (`sat` pulses:
-the machine's `ev_sat`) and the busy cycles (`model.chip.isa.exec_cycles`).
+Each VADD, VMAX and ARGMAX (a VADD of known inputs first, then len 1, 2 and random up to 300; VADD
+apart or in place, `c == a` or `c == b`, with sums beyond both int8 ends; VMAX and ARGMAX with ties
+for the maximum, the maximum first or last, all elements equal, the destination inside the source;
+operand words with noise above their int8 byte) is predicted by `model.chip.machine.Machine` (VADD:
+`model.chip.arith.sat8` of the sum; VMAX, ARGMAX: numpy's max and first argmax) on the same
+scratchpad image. Checked: every SRAM write (the harness's write log: the first wrong one is named
+with its cycle and its inputs), the whole SRAM afterwards, the number of SRAM writes (len for VADD,
+one otherwise), the clamped VADD outputs (`sat` pulses: the machine's `ev_sat`) and the busy cycles
+(`model.chip.isa.exec_cycles`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Where things live in the repository: the one place that computes a path from it.
 
-Every layer imports these names (this module is the lowest, pure Python, no simulator): the
-RTL and its generated files, the build folder (simulator builds, made once, shared), and the
-output folder (run folders, reports, plots, JSON), which git ignores.
+The lowest module, pure Python: every layer imports its paths from here.
 """
 
 from __future__ import annotations
@@ -20,21 +18,18 @@ MODEL_DIR = REPO_ROOT / "model"
 
 BUILD_ROOT = REPO_ROOT / "build"
 OUT = REPO_ROOT / "out"
-# Each test's run folder is under RUNS_ROOT: out/runs, unless the environment names another, as a
-# regression run inside another one must (two regressions of one test and seed would otherwise
-# share, and clear, each other's run folders). Every process it starts inherits it; a relative
-# one is taken from the repository root, the same in every process whatever its folder.
+# out/runs, unless the environment names another (relative to the repository root), as a
+# regression nested in another must, or the two would clear each other's run folders
 RUNS_ROOT_ENV = "RUNS_ROOT"
 
 
 def runs_root(environment: Mapping[str, str]) -> Path:
-    """The run folders' root an environment names (see above)."""
+    """The run folders' root an environment names."""
     return REPO_ROOT / (environment.get(RUNS_ROOT_ENV) or OUT / "runs")
 
 
 RUNS_ROOT = runs_root(os.environ)
 PLOTS = OUT / "plots"
-JUNIT_DIR = OUT / "junit"
 
 
 def relative(path: Path) -> Path:

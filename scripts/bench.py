@@ -1,10 +1,8 @@
 """`make bench`: the benchmarks, each printing ratios measured in one run (verif.bench).
 
-    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [area]
-        [-- OPTIONS]
+    python -m scripts.bench [paged] [chip] [testbench] [gather] [scaling] [axi] [area] [-- OPTS]
 
-Default: all of them. OPTIONS go to the benchmarks that take some: ``testbench -- --sim
-verilator``, ``chip -- --programs 50``.
+Default: all of them. OPTS go to chip or testbench: ``testbench -- --sim verilator``.
 """
 
 import sys

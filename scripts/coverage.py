@@ -1,6 +1,5 @@
 """`make coverage`: the functional coverage of every passing run, merged, with its holes
-(verif.coverage.report); `code`: Verilator's line, branch and toggle coverage
-(verif.coverage.code_coverage).
+(verif.coverage.report); `code`: Verilator's code coverage (verif.coverage.code_coverage).
 
     python -m scripts.coverage [RUNS_DIR]
     python -m scripts.coverage code [--check] [RUN_DIRS ...]

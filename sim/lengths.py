@@ -1,9 +1,8 @@
 """How long a flow runs on each simulator: the one rule every test and plan reads.
 
-`make test` runs every flow on both simulators, but a long flow runs a shorter version of the same
-check on Icarus (about 25 times slower than Verilator on the chip). FULL_LENGTH=1 runs every
-flow at full length everywhere, FULL_LENGTH=chapter only the chapter's own decodes (README, "How
-`make test` stays fast")."""
+A long flow runs a shorter version of the same check on Icarus (about 25 times slower than
+Verilator on the chip); FULL_LENGTH=1 runs every flow at full length, FULL_LENGTH=chapter only
+the chapter's own decodes."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ def full_length(flow: str = "") -> bool:
 
 
 def runs_full(sim: str, flow: str = "") -> bool:
-    """Whether a flow runs at full length on ``sim``: always on Verilator, and when
-    FULL_LENGTH asks."""
+    """Whether a flow runs at full length on ``sim``: always on Verilator, else when asked."""
     return sim == "verilator" or full_length(flow)
 
 

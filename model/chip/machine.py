@@ -1,14 +1,8 @@
 """The reference machine: runs a program on a memory image, bit-exact and cycle-exact.
 
-It is the prediction every RTL run is checked against: the same program, the same external
-memory image in, the final external memory, the five cycle counters, the event counters and
-the error code out. It follows `hw/ISA.md` and nothing else; each instruction is one numpy
-operation, so it runs far faster than either simulator.
-
-Run with ``trace=True`` it also keeps each instruction it executed (`Executed`): its cycles in
-the run and the words it wrote to the scratchpad and to external memory, so that a failing
-chip run can be traced to the first instruction whose writes or cycles differ
-(verif/scoreboard/locate.py). The trace costs time and is made only for a run that failed.
+The prediction every RTL run is checked against, following `hw/ISA.md` and nothing else, one
+numpy operation per instruction. With ``trace=True`` it keeps each instruction's cycles and
+writes, so verif/scoreboard/locate.py can name the first one a failing run got wrong.
 """
 
 from __future__ import annotations
@@ -51,13 +45,8 @@ WORD_MASK = 0xFFFFFFFF
 
 @dataclass(frozen=True)
 class CounterField:
-    """One counter of the chip's packed `counters` bus (hw/ISA.md, "Counters").
-
-    The list below is the only definition of the bus: the RTL's header (model/chip/rtl_defs.py
-    writes hw/rtl/chip_defs.vh from it) places each field at `lsb`, and the testbench unpacks
-    the bus with `Counters.from_packed`. A per-opcode field holds one count per opcode, opcode
-    i in bits [lsb + width*i +: width].
-    """
+    """One counter of the chip's packed `counters` bus (hw/ISA.md, "Counters"); a per-opcode
+    field holds opcode i's count in bits [lsb + width*i +: width]."""
 
     name: str  # the `Counters` field
     hw_name: str  # the RTL's register name; its macros are the upper-case name (CNT_TOTAL, ..)
@@ -79,8 +68,7 @@ class CounterField:
         return counts if self.per_opcode else counts[0]
 
     def digits(self, bus_text: str) -> str:
-        """This field's part of the bus's value written in binary, top bit first (as a
-        simulator prints it, X and Z included)."""
+        """This field's part of the bus written in binary, top bit first, X and Z included."""
         end = len(bus_text) - self.lsb
         return bus_text[end - self.bits : end]
 
@@ -108,10 +96,8 @@ def _laid_out(fields: Sequence[CounterField]) -> tuple[CounterField, ...]:
 
 def counter(hw_name: str, width: int, *, per_opcode: bool = False, cycles: bool = False,
             events_from: tuple[str, ...] = ()):
-    """A field of ``Counters``: its RTL register, its width, whether it counts per opcode or
-    counts cycles, and the units whose reported events it counts (``events_from``; none: the
-    controller counts from its own state and checks). The field's name, type and default come
-    from the class body."""
+    """A field of ``Counters``; ``events_from`` names the units whose reported events it counts
+    (none: the controller counts from its own state and checks)."""
     metadata = {"counter": CounterField("", hw_name, width, per_opcode), "cycles": cycles,
                 "events_from": events_from}
     return field(default=(0,) * N_OPCODES if per_opcode else 0, metadata=metadata)
@@ -119,12 +105,8 @@ def counter(hw_name: str, width: int, *, per_opcode: bool = False, cycles: bool 
 
 @dataclass
 class Counters:
-    """What the chip reports after done: the cycle counters and the event counters.
-
-    The one definition of the chip's counters: the fields below, in hw/ISA.md's order, which
-    is also the packed bus's from bit 0 up (``COUNTER_FIELDS``). Adding a counter is one line
-    here (and its logic in hw/rtl/controller.v), then `python -m model.chip.rtl_defs`.
-    """
+    """The chip's counters, defined once, in hw/ISA.md's order (the bus's, from bit 0 up): a new
+    one is a line here, its logic in controller.v, then `python -m model.chip.rtl_defs`."""
 
     total: int = counter("cnt_total", 32, cycles=True)  # every cycle of the run
     dma: int = counter("cnt_dma", 32, cycles=True)  # EXEC of the DMA's instructions
@@ -140,8 +122,7 @@ class Counters:
     # the largest max - min of a SOFTMAX input
     sm_range: int = counter("ev_sm_range", 8, events_from=("sm",))
     pt_words: int = counter("ev_pt_words", 32, events_from=("dma",))  # block-table words read
-    # cycles frozen waiting on memory: 0 on the ideal memory the machine models, so not one of
-    # the cycle counters a step's cost is read from (CYCLE_NAMES); counted in cnt_total as well
+    # cycles frozen on memory (also in total): 0 on the machine's ideal memory, not in CYCLE_NAMES
     wait: int = counter("cnt_wait", 32)
 
     def cycles(self) -> tuple[int, ...]:
@@ -177,8 +158,6 @@ class Counters:
 COUNTER_FIELDS: tuple[CounterField, ...] = _laid_out(tuple(
     replace(f.metadata["counter"], name=f.name) for f in fields(Counters)))
 COUNTERS_W = sum(f.bits for f in COUNTER_FIELDS)  # the width of the bus
-# the RTL's width of each count: counts wrap modulo 2^width, the two running maxima
-# (sm_max_len, sm_range) never exceed theirs
 COUNTER_WIDTHS = {f.name: f.width for f in COUNTER_FIELDS}
 CYCLE_NAMES = tuple(f.name for f in fields(Counters) if f.metadata["cycles"])
 # the units whose reported events each event counter counts (none: the controller's own)
@@ -246,8 +225,7 @@ class Executed:
 
     @property
     def unit(self) -> str:
-        """The unit that executes it (model.chip.isa.UNIT_OF); the controller's own for HALT and an
-        illegal opcode."""
+        """The unit that executes it; the controller for HALT and an illegal opcode."""
         return UNIT_OF.get(self.instr.op, "controller")
 
 
@@ -308,8 +286,7 @@ def int8_of(mem_words: np.ndarray) -> np.ndarray:
 
 
 def run_instruction(instr: Instr, sram: np.ndarray, cfg: ChipConfig | None = None) -> RunResult:
-    """One instruction (then HALT) on a scratchpad holding ``sram``: the prediction of a unit's
-    block test, which drives one command into the unit with no controller around it."""
+    """One instruction (then HALT) on a scratchpad holding ``sram``: a block test's prediction."""
     machine = Machine(assemble([instr]), cfg)
     machine.sram[:] = sram
     return machine.run(raise_on_error=True)
@@ -317,8 +294,7 @@ def run_instruction(instr: Instr, sram: np.ndarray, cfg: ChipConfig | None = Non
 
 @dataclass(frozen=True)
 class Checked:
-    """An instruction's FETCH and CHECK (hw/ISA.md): what the words say and what the check
-    decides, which depend on nothing but the four words and the chip's sizes."""
+    """An instruction's FETCH and CHECK: a function of its four words and the chip's sizes."""
 
     instr: Instr
     error: ErrorCode  # OK, ILLEGAL_OPCODE, BAD_SIZE or BAD_ADDRESS
@@ -328,8 +304,7 @@ class Checked:
 
 @lru_cache(maxsize=4096)
 def check(words: tuple[int, int, int, int], cfg: ChipConfig) -> Checked:
-    """Decode and check one instruction's words, kept: the machine checks every instruction of
-    every run, and a step's program repeats from run to run."""
+    """Decode and check one instruction's words (cached: a step's program repeats run to run)."""
     instr = decode(words)
     if instr.op not in OPCODES:
         return Checked(instr, ErrorCode.ILLEGAL_OPCODE)
@@ -555,8 +530,7 @@ class Machine:
 
     def _paged_stop(self, pc: int, i: Instr, error: ErrorCode,
                     raise_on_error: bool) -> RunResult:
-        """Stop on BAD_PAGE (BUS_ERROR if a table word erred): the table words were read,
-        nothing was written."""
+        """Stop on BAD_PAGE or BUS_ERROR after the table phase: nothing was written."""
         cost = table_phase_cycles(i, self.cfg)
         self.counters.total += cost
         self.counters.dma += cost
@@ -570,9 +544,8 @@ class Machine:
     _bus_failed = False  # the instruction just executed met a bus error
 
     def _execute_on_bus_errors(self, i: Instr) -> ErrorCode:
-        """Execute with the memory's error addresses: the instruction reads 0 from one, its
-        write to one is refused. Returns BAD_PAGE or BUS_ERROR for a paged instruction stopped
-        after its table phase, else OK (and `_bus_failed` says whether it met an error)."""
+        """Execute reading 0 from an error address and refused a write to one; returns the error
+        that stops a paged instruction at its table phase, else OK (and sets `_bus_failed`)."""
         read = np.array(sorted(self.bus_errors.read), dtype=np.int64)
         write = np.array(sorted(self.bus_errors.write), dtype=np.int64)
         kept_read, kept_write = self.ext[read].copy(), self.ext[write].copy()
@@ -603,8 +576,7 @@ class Machine:
 
     def data_addresses(self, i: Instr) -> tuple[np.ndarray, np.ndarray]:
         """(read, written) external addresses of an instruction's data, not its table, in the
-        order it moves them: read word k goes to scratchpad word b + k, written word k comes
-        from it (with the machine's external memory as it was before the instruction)."""
+        order it moves them to or from scratchpad words b, b + 1, ..."""
         none = np.zeros(0, dtype=np.int64)
         span = np.arange(i.a, i.a + i.length, dtype=np.int64)
         if i.op == Op.LOAD:

@@ -1,9 +1,8 @@
 """Constrained-random programs for the chip: legal by construction, seeded, reproducible.
 
-The constraints are the ISA's rules for a defined result (no partial overlap of VADD ranges,
-MATMUL's result apart from its operands, every range inside its memory), so the RTL and the
-reference machine must agree on every word; sizes lean towards the edges (1, K_MAX, tile
-boundaries, pages of one row, the 64-entry table buffer).
+The constraints are the ISA's rules for a defined result, so the RTL and the reference machine
+must agree on every word; sizes lean towards the edges (1, K_MAX, tile boundaries, pages of one
+row, the 64-entry table buffer).
 """
 
 from __future__ import annotations
@@ -91,9 +90,7 @@ class _Scratchpad:
 
 
 def generate(seed: int, cfg: ChipConfig | None = None) -> RandomProgram:
-    """One legal random program with its image: random data loaded from external memory into
-    the scratchpad, a random mix of MATMUL, VADD, VMAX, ARGMAX, SOFTMAX and the paged
-    instructions on it, results stored back, HALT."""
+    """One legal random program with its image: random data loaded, computed on, stored back."""
     cfg = cfg or ChipConfig()
     rng = random.Random(seed)
     image = np.zeros(OUT_BASE, dtype=np.int64)
@@ -213,14 +210,9 @@ def _random_pool(rng: random.Random) -> _Pool:
 
 
 class _Tables:
-    """Writes each paged instruction's block table (or PCOPY's page pair) into the image.
-
-    One pool per program, laid over the random data (so a PSTORE or PCOPY changes words a later
-    LOAD may read); each instruction has a table of its own above the data: random headers,
-    pages reused and out of order, entries the rows do not use holding noise, and now and then
-    a page outside the pool, which stops the program with BAD_PAGE there, its last instruction
-    (``stops_at``).
-    """
+    """Writes each paged instruction's block table (or PCOPY's page pair) into the image: random
+    headers, pages reused and out of order, noise in unused entries, now and then a page outside
+    the pool, which stops the program with BAD_PAGE (``stops_at``)."""
 
     def __init__(self, rng: random.Random, image: np.ndarray, pool: _Pool):
         self.rng = rng

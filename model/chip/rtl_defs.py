@@ -1,9 +1,7 @@
 """The chip's constants for the RTL and the waveform viewer, generated from the Python.
 
-Opcodes, error codes, parameter defaults and ranges, the counters bus's layout and the controller's
-states are each defined once in Python. ``python -m model.chip.rtl_defs`` rewrites
-hw/rtl/chip_defs.vh, the GTKWave translate filters in hw/gtkwave/ and hw/rtl/exp_lut.v; a test
-checks that the committed files are what it writes."""
+``python -m model.chip.rtl_defs`` rewrites hw/rtl/chip_defs.vh, the GTKWave translate filters and
+hw/rtl/exp_lut.v; a test checks that the committed files are what it writes."""
 
 from __future__ import annotations
 
@@ -39,18 +37,15 @@ class ControllerState(IntEnum):
     DONE = 4  # the run has stopped
 
 
-# The AXI4 port (hw/ISA.md, "The AXI4 manager port"): the read bursts the memory interface unit
-# keeps outstanding at most, and the protocol checker's names (hw/tb/axi_checker.v): a
-# violation is reported as (cycle, channel, rule), and verif names them from these.
+# the read bursts the memory interface unit keeps outstanding at most (hw/ISA.md)
 AXI_READS_MAX = 256
-# The replay testbench's record file (hw/tb/replay_tb.v, written by sim/replay.py): its first
-# word and its end marker, "RPLY" and "END!" in ASCII.
+# the first word and end marker of sim/replay.py's record file, "RPLY" and "END!" in ASCII
 REPLAY_MAGIC = 0x52504C59
 REPLAY_END_MARKER = 0x454E4421
 
 
 class AxiChannel(IntEnum):
-    """The five channels of an AXI4 port."""
+    """The five channels of an AXI4 port, as hw/tb/axi_checker.v reports a violation's."""
 
     AR = 1
     R = 2
@@ -178,9 +173,8 @@ def _counter_lines() -> list[str]:
 
 
 def _counters_bus_lines() -> list[str]:
-    """The bus as one concatenation of the controller's registers, each named after its
-    counter: assigned in one piece, a count costs Icarus one copy of the bus, where a bus of
-    part-select drivers cost it a strength-resolving copy of every bit at every level."""
+    """The bus as one concatenation of the controller's registers: Icarus copies a bus
+    assigned in one piece far faster than one of part-select drivers."""
     fields = sorted(COUNTER_FIELDS, key=lambda field: field.lsb, reverse=True)
     covered = [bit for field in fields for bit in range(field.lsb, field.lsb + field.bits)]
     assert sorted(covered) == list(range(COUNTERS_W)), "the counter fields must tile the bus"
@@ -198,10 +192,7 @@ def render_header() -> str:
 
 
 def render_filter(members: Iterable[IntEnum]) -> str:
-    """A GTKWave translate filter: one "value name" line per member, the value in decimal.
-
-    A trace shown in decimal (the save file's flags) with the filter shows the names.
-    """
+    """A GTKWave translate filter: one "value name" line per member, the value in decimal."""
     return "".join([f"# {GENERATED_BY}\n", *(f"{int(m)} {m.name}\n" for m in members)])
 
 

@@ -1,9 +1,8 @@
 """Programs compiled on demand: one per tuple of contexts (and copy-on-write prologue).
 
-A run meets few distinct steps: with a window W a decode meets contexts 1..W only, so only W
-programs are compiled and every step after the window fills runs the same program. The
-scales of each context are chosen once (model.compiler.quantize) and shared by every program
-that runs a request at that context, so a request computes the same integers alone or batched.
+With a window W a decode meets contexts 1..W only, so W programs serve it. Each context's
+scales are chosen once and shared by every program that runs it, so a request computes the same
+integers alone or batched.
 """
 
 from __future__ import annotations
@@ -22,12 +21,8 @@ from model.lm.tiny_lm import TinyLM
 
 
 class ProgramCache:
-    """Step programs of one model, calibration and chip, in one gather mode and layout.
-
-    ``max_batch`` sizes the layout (1 for a decode, up to ``BATCH_MAX`` for serving); chip
-    gather needs its ``pool``. ``len()`` counts the distinct steps compiled (a copy-on-write
-    prologue is not a compilation): for a decode, its distinct contexts.
-    """
+    """Step programs of one model, calibration and chip, in one gather mode and layout;
+    ``len()`` counts the distinct context tuples compiled."""
 
     def __init__(self, model: TinyLM, calibration: Calibration, cfg: ChipConfig | None = None,
                  gather: Gather | None = None, max_batch: int = 1, pool: Pool | None = None):
@@ -50,8 +45,7 @@ class ProgramCache:
         return self._scales[context]
 
     def get(self, contexts: int | Sequence[int], copy: bool = False) -> StepProgram:
-        """The program for requests at ``contexts`` (one int: a solo step); with ``copy``
-        behind chip gather's copy-on-write prologue."""
+        """The program for requests at ``contexts`` (an int: a solo step); ``copy``: with PCOPYs."""
         contexts = check_contexts([contexts] if isinstance(contexts, int) else contexts,
                                   self.layout, self.cfg)
         key = (contexts, copy)
@@ -63,8 +57,7 @@ class ProgramCache:
 
     @property
     def weight_words(self) -> np.ndarray:
-        """The quantized weights: their scales depend on the weights alone, so every program
-        of the model shares these words."""
+        """The quantized weights, which every program of the model shares."""
         if self._weights is None:
             self._weights = quantized_weights(self.model, self.scales(min(
                 self.calibration.per_context)))

@@ -1,23 +1,8 @@
 """Who moves a step's cached rows: the gather modes, as strategies of the one program builder.
 
-In host gather (the chapter's flow) the host copies the rows each request reads into its
-kc/vc slot of external memory, and the program LOADs them. In chip gather the KV pools live in
-the chip's external memory (``Layout.pool``) and the program reads and writes them itself,
-through one block table per request, with the paged instructions (hw/ISA.md, "Paged
-instructions"), as production paged attention does:
-
-    LOAD kc_i, LOAD vc_i   ->  PLOAD of table i's rows 0 .. n_i-2 from the key pool, the values'
-    STORE k_new, v_new     ->  PSTORE of k_new[i] and v_new[i] into table i's row n_i-1: the
-                               host reads them there, the chip stores them once
-    (first, on a copy)     +   PCOPY of the copy pair's page in the key pool, then the values'
-
-Table row 0 of a request's table is the first row its step reads (``step_table``); a step
-whose new row lands in a page another request shares first copies it (copy-on-write, a solo
-fork's case: the prefix cache of serving shares full pages only, never written).
-
-The pools hold, word for word, the page table's pool (``pool_words``): a held page exactly its
-rows, a freed page what it held when freed. ``pool_differences`` names the first word that
-is not, so a row written to the wrong slot fails at the step that wrote it.
+Host gather copies the rows into kc/vc inputs that the program LOADs; chip gather keeps the KV
+pools in the chip's memory, read and written through one block table per request, and checked
+word for word against the page table (``pool_differences``).
 """
 
 from __future__ import annotations
@@ -86,8 +71,7 @@ class ChipGather:
 
     def new_rows(self, layout: Layout, pad: Scratchpad, contexts: tuple[int, ...]
                  ) -> list[Instr]:
-        """Each request's new key and value rows into table row context - 1 of its pools, and
-        nowhere else: the host finds them there (``new_row_addresses``)."""
+        """Each request's new rows into table row context - 1 of its pools, and nowhere else."""
         d = layout.dim
         return [self._paged(pstore, layout, i, new + i * d, pool, 1, row=n - 1)
                 for i, n in enumerate(contexts)
@@ -104,9 +88,7 @@ class ChipGather:
 
 
 def new_row_addresses(layout: Layout, table: np.ndarray, context: int) -> tuple[int, int]:
-    """Where a chip-gather step's PSTOREs put a request's new key and value rows: table row
-    context - 1 of its block table ``table`` (header, then pages), in the key pool and in the
-    value pool (hw/ISA.md, "Paged instructions")."""
+    """Where a chip-gather step's PSTOREs put a request's new key and value rows."""
     (row,) = pool_rows(table, context - 1, 1, layout.pool.page_shift)
     offset = int(row) * layout.dim
     return layout.k_pool + offset, layout.v_pool + offset
@@ -128,9 +110,8 @@ def gather_for(mode: str) -> Gather:
 
 
 def step_table(table: PageTable, rid: Hashable, first_row: int, last_row: int) -> np.ndarray:
-    """The block table of one step: rows first_row .. last_row of request ``rid`` are table rows
-    0 ..: the header is first_row's slot, the entries the pages from first_row's page to
-    last_row's (its block table's, past the pages a window released)."""
+    """The block table of one step: rows first_row .. last_row of ``rid`` as table rows 0 ..
+    (the header is first_row's slot, then the pages from first_row's to last_row's)."""
     size = table.page_size
     dropped = page_of(table.first_row(rid), size)
     pages = table.block_table(rid)[page_of(first_row, size) - dropped:
@@ -165,8 +146,7 @@ def locate_pool_word(layout: Layout, offset: int) -> PoolWord:
 
 
 def pool_differences(layout: Layout, got: np.ndarray, table: PageTable) -> list[str]:
-    """How the pools' words (``got``, from the key pool's start on) depart from the page
-    table's: empty when every held page holds exactly its rows and a free page what it held."""
+    """How the pools' words (``got``, from the key pool's start) depart from the page table's."""
     want = pool_words(table)
     got = np.asarray(got, dtype=np.uint32)
     differing = np.flatnonzero(want != got)

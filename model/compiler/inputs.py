@@ -1,12 +1,8 @@
 """What a host hands the chip for one step, and the reference machine's run of it.
 
-``StepInputs`` is the one record of a step's inputs, for B requests in either gather mode: the
-program, and per request its step rule plan, input token and x row, and what its cached rows
-need (host gather: the rows it gathered; chip gather: its block table), plus chip gather's
-copy-on-write pair and the pools as the chip holds them before the step. ``image()`` is the
-whole external memory of the run, which is exactly what the reference machine runs (here,
-``run_reference``) and what the testbench's scoreboard predicts from. The reference host,
-the serving scheduler and the testbench all exchange steps as this record.
+``StepInputs`` is the one record of a step's inputs, for B requests in either gather mode, that
+the reference host, the serving scheduler and the testbench exchange. ``image()`` is the run's
+whole external memory: what the reference machine runs and the scoreboard predicts from.
 """
 
 from __future__ import annotations
@@ -44,8 +40,7 @@ class RequestInputs:
 
     @property
     def host_words(self) -> int:
-        """Words the host writes for this request's cached rows: every row read (host gather),
-        or its block table (chip gather)."""
+        """Words the host writes for this request's cached rows (the rows, or its block table)."""
         if self.table is not None:
             return int(self.table.size)
         return int(self.kc.size + self.vc.size)
@@ -70,8 +65,7 @@ class StepInputs:
                                                                       self.requests]))}
 
     def cache_writes(self) -> dict[int, np.ndarray]:
-        """What the host writes for the cached rows, {address: words}: each request's rows
-        into its kc/vc slot (host gather), or its block table and the copy pair (chip)."""
+        """What the host writes for the cached rows, {address: words}."""
         layout, writes = self.program.layout, {}
         for i, request in enumerate(self.requests):
             if request.table is not None:
@@ -89,8 +83,7 @@ class StepInputs:
         return sum(r.host_words for r in self.requests) + (2 if self.pair else 0)
 
     def image(self) -> np.ndarray:
-        """The whole external memory of the run: program, weights, inputs, and in chip
-        gather the pools."""
+        """The whole external memory of the run: program, weights, inputs, chip gather's pools."""
         if self.program is None:
             raise ValueError("an idle step has no chip run")
         layout = self.program.layout
@@ -105,8 +98,7 @@ class StepInputs:
         return ext
 
     def new_row_addresses(self) -> list[tuple[int, int]] | None:
-        """Chip gather: where each request's new key and value rows land in the pools (the
-        host reads them there); None in host gather (they are outputs)."""
+        """Chip gather: where each request's new rows land in the pools; None in host gather."""
         if self.program.gather != "chip":
             return None
         return [new_row_addresses(self.program.layout, request.table, request.plan.context)
@@ -119,9 +111,7 @@ class StepInputs:
 
 def host_gather_inputs(program: StepProgram, xs: Sequence[np.ndarray],
                        kcs: Sequence[np.ndarray], vcs: Sequence[np.ndarray]) -> StepInputs:
-    """A host-gather run of ``program`` on given rows, each request i at its context with no
-    window (its plan: step n_i, rows 0 .. n_i-2): for checks and measurements that choose
-    the rows themselves rather than a host."""
+    """A host-gather run of ``program`` on rows the caller chooses, with no window."""
     if not len(xs) == len(kcs) == len(vcs) == program.batch:
         raise ValueError(f"a step of {program.batch} requests takes as many x, kc and vc, got "
                          f"{len(xs)}, {len(kcs)} and {len(vcs)}")

@@ -1,16 +1,8 @@
 """Where a step program keeps everything: external memory and the scratchpad.
 
-External memory has one layout for every step a run meets (``Layout``): the program room at 0,
-the weights, the per-step inputs (x rows, and per request slot its cached key and value rows),
-the outputs (logits, tokens, new key and value rows), then, in chip gather, one block table
-per request slot, the copy-on-write pair and the two KV pools. So a testbench loads the
-weights once, and a run of any contexts, solo or batched, finds its words at the same places.
-A layout is sized for ``max_batch`` requests (1 for a decode, ``BATCH_MAX`` for serving) and
-contexts up to ``max_context``.
-
-A program's scratchpad (``Scratchpad``) holds the weights, then B-row matrices: request i's
-cached rows are loaded right before its new row i, so that its scores and weighted sum each
-reduce over one contiguous matrix [cached rows; new row].
+External memory has one ``Layout`` for every step a run meets, so a testbench loads the weights
+once. In the ``Scratchpad`` request i's cached rows sit right before its new row, so its scores
+and weighted sum each reduce over one contiguous matrix.
 """
 
 from __future__ import annotations
@@ -27,10 +19,9 @@ BATCH_MAX = 8  # requests per chip run: the program room of a serving layout is 
 
 
 def program_room(max_batch: int) -> int:
-    """Words of the longest program of up to ``max_batch`` requests: per request one row
-    each of up to five projections (per-context scales split them), five attention
-    instructions (two reads, scores, softmax, weighted sum), two paged stores and an ARGMAX;
-    then the weight and x loads, the four output stores, the VADD, two PCOPYs and the HALT."""
+    """Words of the longest program of up to ``max_batch`` requests: per request five
+    projections, five attention instructions, two paged stores and an ARGMAX; then two loads,
+    four stores, the VADD, two PCOPYs and the HALT."""
     return WORDS_PER_INSTR * (10 + 13 * max_batch)
 
 
@@ -137,29 +128,20 @@ class Layout:
 
 
 def _table_words(max_context: int, pool: Pool) -> int:
-    """Room for the longest block table a step reads: the header and every entry up to the
-    one a PSTORE of the last row (max_context - 1) reads (hw/ISA.md, "The entries read")."""
+    """Room for the longest block table a step reads (a PSTORE of row max_context - 1)."""
     first, entries = table_entries(max_context - 1, 1, pool.page_shift)
     return 1 + first + entries
 
 
 def max_context(cfg: ChipConfig) -> int:
-    """The longest context a step program can attend on this chip.
-
-    The weighted sum is one MATMUL reducing over the context (k <= K_MAX) and the scores are
-    one SOFTMAX over it (len <= SM_MAX): the smaller bound wins.
-    """
+    """The longest context a step can attend: one MATMUL (k <= K_MAX) and one SOFTMAX over it."""
     return min(cfg.k_max, cfg.sm_max)
 
 
 @dataclass(frozen=True)
 class Scratchpad:
-    """Scratchpad addresses of one program: the weights, then B-row matrices.
-
-    ``k_new`` and ``v_new`` (B rows each) are preceded by room for the longest context's
-    cached rows: request i's cached rows are loaded right before its row i. ``scores`` and
-    ``probs`` hold one request's attention at a time.
-    """
+    """Scratchpad addresses of one program: the weights, then B-row matrices, ``k_new`` and
+    ``v_new`` each after room for the longest context's cached rows."""
 
     weights: dict[str, int]
     x: int

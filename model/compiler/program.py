@@ -1,32 +1,8 @@
 """The one program builder: a decode step of B requests (B = 1: the solo step), either mode.
 
-Every request has its own context ``n_i`` and its own cached rows, so attention stays per
-request; the requests share the weights (loaded once per run) and the projections, run as
-B-row matmuls (the systolic array is four rows tall, so four rows cost little more than one).
-Data flow on the chip:
-
-    [PCOPY pair: copy-on-write, chip gather only]
-    LOAD weights, X (B rows)
-    Q, KN, VN = X Wq, X Wk, X Wv                    B-row MATMULs + requant
-    STORE KN, VN                                    host gather: the new rows as outputs
-    PSTORE KN[i], VN[i] into request i's pools      chip gather: the new rows, stored once
-    for each request i:                             attention
-        read its cached rows right before KN[i], VN[i] (LOADs, or PLOADs in chip gather),
-            over the rows of requests already done
-        scores = [kc_i; KN[i]] q_i                  one MATMUL with B transposed, requantized
-                                                    so that 1 int step = 1/16 nat
-        p = SOFTMAX(scores)                         0..127 stands for 0..1
-        ATTN[i] = p [vc_i; VN[i]]                   MATMUL with k = n_i
-    OUT = ATTN Wo; H = X + OUT; LOGITS = H Wout     B-row MATMULs and one VADD
-    ARGMAX each row of LOGITS; STORE LOGITS, TOKENS
-
-Exactness: every MATMUL output element is requantized on its own, so a row computed in a
-B-row matmul equals the same row computed alone, provided the requant is the same. K and V use
-scales shared by every context; Q, the output projection and the LM head use per-context
-scales (model.compiler.quantize), so rows whose requants differ go in separate matmuls (one
-per run of equal requants). Every request's logits, token and K/V rows therefore equal its
-run alone, integer for integer, and a program's cycles depend only on its instructions' sizes
-(hw/ISA.md), not on the gather mode's addresses.
+The requests share the weights and the projections (B-row matmuls); attention stays per
+request. Rows with different requants go in separate matmuls, so every request's outputs equal
+its run alone, integer for integer.
 """
 
 from __future__ import annotations
@@ -110,7 +86,7 @@ def _attention(index: int, context: int, scales: Scales, layout: Layout, pad: Sc
 def build_program(model: TinyLM, contexts: tuple[int, ...], scales: Sequence[Scales],
                   layout: Layout, pad: Scratchpad, gather: Gather,
                   copy: bool = False) -> list[Instr]:
-    """The instructions of one decode step of ``contexts`` (see the module docstring)."""
+    """The instructions of one decode step of ``contexts``."""
     d, vocab, batch = model.dim, model.vocab, len(contexts)
     w = pad.weights
 
@@ -161,9 +137,7 @@ class StepProgram:
         return disassemble(self.words)
 
     def attention_instructions(self) -> list[Instr]:
-        """Every request's own attention, in program order: its cached rows' reads, its score
-        matmul, its SOFTMAX and its weighted sum. These are what a batch does not share: the
-        serving report prices them to show what cutting them can gain."""
+        """Every request's own attention, in program order: what a batch does not share."""
         gather = gather_for(self.gather)
         return [instr for i, n in enumerate(self.contexts)
                 for instr in _attention(i, n, self.scales[i], self.layout, self.scratchpad,
@@ -171,9 +145,8 @@ class StepProgram:
 
     def read_results(self, ext: np.ndarray, counters: Counters,
                      new_rows: Sequence[tuple[int, int]] | None = None) -> list[StepResult]:
-        """Every request's outputs, decoded from the final external memory (of either
-        implementation). ``new_rows``: where each request's new key and value rows are, when
-        not in the outputs (chip gather stores them in the pools only)."""
+        """Every request's outputs from the final external memory; ``new_rows`` says where the
+        new key and value rows are when not in the outputs (chip gather)."""
         lay, d = self.layout, self.layout.dim
         results = []
         for i, scales in enumerate(self.scales):

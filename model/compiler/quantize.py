@@ -1,10 +1,8 @@
 """int8 quantization, calibration and the scales of every program.
 
-int8 scales come from float calibration runs (``calibrate``). The scales of x (and the residual
-h), of k and of v are shared by every program: cached rows written by the program for context
-n are read by the program for context n + 1. The other scales (q, attn, logits) are per
-context, unless ``shared_context_scales`` widens them to one set for every context, so that a
-batch of any contexts runs each projection as one matmul.
+The scales of x, k and v are shared by every program, since the rows written at context n are
+read at n + 1; q, attn and logits have one per context, unless ``shared_context_scales`` widens
+them so that a batch of any contexts runs each projection as one matmul.
 """
 
 from __future__ import annotations
@@ -92,10 +90,7 @@ def calibrate(
     model: TinyLM, steps: int, window: int | None, starts: Iterable[int] | None = None,
     sinks: int = 0,
 ) -> Calibration:
-    """Greedy windowed float decodes of ``steps`` tokens from every start token.
-
-    Every context size the host will meet (1 .. min(steps, window)) is seen at least once.
-    """
+    """Greedy windowed float decodes of ``steps`` tokens from every start token."""
     calibration = Calibration()
     for start in range(model.vocab) if starts is None else starts:
         token, keys, values = start, [], []
@@ -114,12 +109,8 @@ def calibrate(
 
 
 def shared_context_scales(calibration: Calibration) -> Calibration:
-    """The calibration with every context's ranges widened to the widest over all contexts.
-
-    Every program then has the same Q, output and LM-head requants, so a batch of any
-    contexts runs each projection as one B-row matmul. The price is a coarser int8 grid for
-    the contexts whose own ranges were narrower.
-    """
+    """The calibration with every context's ranges widened to the widest over all contexts,
+    at the price of a coarser int8 grid for the narrower ones."""
     widest = {
         name: max(ranges[name] for ranges in calibration.per_context.values())
         for name in CONTEXT_TENSORS
@@ -171,7 +162,6 @@ def choose_scales(model: TinyLM, calibration: Calibration, context: int) -> Scal
 
 
 def weight_words(model: TinyLM, scales: Scales) -> np.ndarray:
-    """The int8 weights, in WEIGHT_NAMES order, one per word (sign-extended), as external
-    memory holds them. Weight scales depend on the weights alone: every program shares them."""
+    """The int8 weights, in WEIGHT_NAMES order, one sign-extended word each: every program's."""
     return words(np.concatenate([quantize(getattr(model, name), scales.weights[name]).reshape(-1)
                                  for name in WEIGHT_NAMES]))

@@ -1,9 +1,8 @@
 """The paged host: decodes one request on the chip, its KV cache in a page table.
 
-``PagedHost`` runs the step rule's plans (model.kv.step_rule) through the step interface every
-host shares (``prepare_step``, then the chip, then ``finish_step``), so that the reference
-machine here and the RTL in the testbench run the very same steps; ``decode`` is the chapter's
-whole decode on the reference machine. ``ListCache`` stands in for the page table to compare.
+``PagedHost`` runs the step rule's plans through the step interface every host shares
+(``prepare_step``, the chip, ``finish_step``), so the reference machine and the RTL run the very
+same steps. ``decode`` is the chapter's decode; ``ListCache`` is the plain cache to compare with.
 """
 
 from __future__ import annotations
@@ -62,13 +61,8 @@ def gather_plan(cache: KVCache, plan: StepPlan) -> tuple[np.ndarray, np.ndarray]
 
 
 class PagedCache:
-    """One request in a PageTable whose rows have shape (2, dim): key and value.
-
-    With ``sinks`` the first rows live in pages of their own (a second entry of the table,
-    ``(rid, "sinks")``, so they fill whole pages apart from the rest): trims never reach them,
-    and the recent rows (``(rid, "recent")``, logical row S + r is its row r) are trimmed as a
-    sink-less request would be. Production paged caches keep sinks apart the same way.
-    """
+    """One request in a PageTable of (key, value) rows; with ``sinks`` the first rows live in a
+    table entry of their own, ``(rid, "sinks")``, that trims never reach."""
 
     def __init__(self, table: PageTable, rid: Hashable = 0, sinks: int = 0):
         if table.row_shape[:1] != (2,):
@@ -124,12 +118,8 @@ class PagedCache:
             self.table.release(part)
 
     def reserve(self) -> tuple[int, int] | None:
-        """Chip gather: take the next row's slot before the chip writes the row there.
-
-        Appends a placeholder (zero) row as ``append`` would place the real one: into a new page,
-        or into a private copy of a shared last page. Returns that copy's (source, destination)
-        pages, which the chip must copy, or None.
-        """
+        """Chip gather: append a zero row to take the next row's slot before the chip writes it;
+        returns the (source, destination) pages of a copy the chip must make, or None."""
         part, _ = self.locate(self.length())
         before = self.table.block_table(part)
         copies = self.table.cow_copies
@@ -219,12 +209,8 @@ class StepRecord:
 
 
 class PagedHost:
-    """The decode state of one request: its cache, the next step's plan and input token.
-
-    ``force`` teacher-forces: after step L the next input is force[L], not the chip's token.
-    Host and chip gather give the chip the same rows in the same order, hence the same
-    integers, tokens and pages.
-    """
+    """The decode state of one request: its cache, the next step's plan and input token
+    (``force[L]`` after step L when teacher-forced)."""
 
     def __init__(self, programs: ProgramCache, cache: KVCache, start: int,
                  window: int | None = None, sinks: int = 0,
@@ -253,9 +239,7 @@ class PagedHost:
         return self.cache.pages_in_use()
 
     def prepare_step(self) -> StepInputs:
-        """The next step's inputs: in host gather its rows, gathered through the block table
-        into the kc/vc inputs; in chip gather the new row's slot taken first (a new page, or a
-        private copy of a shared one, which the chip makes) and the step's block table."""
+        """The next step's inputs: its rows (host gather), or its block table (chip gather)."""
         plan = self.plan
         x = self.programs.x_table[self.token]
         if self.chip_gather:
@@ -274,8 +258,7 @@ class PagedHost:
                           requests=(request,), pair=pair, pool_words=before)
 
     def finish_step(self, inputs: StepInputs, results: Sequence[StepResult]) -> None:
-        """Cache the new row (in chip gather: record the row the chip wrote), release the
-        pages the next step will not read, plan the next step and choose its input."""
+        """Cache the new row, release the pages the next step will not read, plan that step."""
         (request,), (result,) = inputs.requests, results
         plan = request.plan
         if plan != self.plan:
@@ -293,8 +276,7 @@ class PagedHost:
             self.peak_pages = pages if self.peak_pages is None else max(self.peak_pages, pages)
 
     def step(self) -> StepRecord:
-        """One step on the reference machine; in chip gather the pools it leaves are checked
-        against the page table's."""
+        """One step on the reference machine (chip gather: its pools checked too)."""
         pages = self.cache.pages_in_use()
         inputs = self.prepare_step()
         run = run_reference(inputs)
@@ -338,8 +320,7 @@ def decode_programs(model: TinyLM, steps: int, window: int | None, *, page_size:
                     n_pages: int = 64, gather: str = "host", sinks: int = 0,
                     calib_steps: int | None = None, cfg: ChipConfig | None = None
                     ) -> ProgramCache:
-    """The program cache of one request's decode: calibrated over ``calib_steps`` (default
-    ``steps``) greedy steps from every start token, in ``gather`` mode."""
+    """The program cache of one request's decode, calibrated over ``calib_steps or steps``."""
     strategy = gather_for(gather)
     calibration = calibrate(model, calib_steps or steps, window, sinks=sinks)
     pool = Pool(page_size, n_pages, model.dim) if gather == "chip" else None
@@ -350,13 +331,8 @@ def decode(model: TinyLM, n: int, start: int = 0, window: int | None = None, *,
            page_size: int = 4, n_pages: int = 64, paged: bool = True,
            force: Sequence[int] | None = None, calib_steps: int | None = None,
            cfg: ChipConfig | None = None, sinks: int = 0, gather: str = "host") -> Decode:
-    """Decode n tokens of one request on the reference machine (the chapter's generate).
-
-    ``force`` teacher-forces; calibration covers ``calib_steps`` steps (default n) from every
-    start token; ``sinks`` keeps the first rows in every window (model.kv.step_rule); ``gather``
-    is "host" (the host copies the rows a step reads) or "chip" (the chip reads them through
-    the block table).
-    """
+    """Decode n tokens of one request on the reference machine (the chapter's generate);
+    ``sinks`` keeps the first rows in every window."""
     programs = decode_programs(model, n, window, page_size=page_size, n_pages=n_pages,
                                gather=gather, sinks=sinks, calib_steps=calib_steps, cfg=cfg)
     cache = (paged_cache(model.dim, page_size, n_pages, sinks) if paged

@@ -1,9 +1,8 @@
 """Serving many requests on one chip: continuous batching over a shared page pool.
 
-``Scheduler`` runs the one admission loop (model.kv.admission, planned preemption) over a
-``CachingPageTable`` with a prefix cache, and lays each step out as one chip run of up to B
-requests (``BatchPlan``) through the step interface every host shares (model.host.decode), so
-a testbench runs the plan on the RTL and commits what the chip returned.
+``Scheduler`` runs the admission loop (model.kv.admission) over a ``CachingPageTable`` with a
+prefix cache and lays each step out as one chip run of up to B requests (``BatchPlan``), which a
+testbench runs on the RTL before committing what the chip returned.
 """
 
 from __future__ import annotations
@@ -95,8 +94,7 @@ class Request:
 
 
 def forced(known: Sequence[int], step: int) -> Sequence[int] | None:
-    """The ``force`` of ``step_rule.next_input`` after ``step``: the known tokens while the next
-    input is one of them (the prompt, or a token generated before a preemption), else None."""
+    """``next_input``'s ``force`` after ``step``: the known tokens while the next input is one."""
     return known if step < len(known) else None
 
 
@@ -188,19 +186,10 @@ class ServingStats(AdmissionStats):
 
 
 class Scheduler(AdmissionLoop[_Life]):
-    """Continuous batching of requests over one page pool.
+    """Continuous batching of requests over one page pool (README, "Serving and admission").
 
-    ``programs`` holds the model, its calibration and the chip; calibrated through
-    ``shared_context_scales``, every projection of a batch is one matmul. The scheduler
-    compiles its steps from them in ``gather`` mode ("host" or "chip": the same scheduling,
-    the same tokens), in one layout of ``BATCH_MAX`` requests (and in chip gather, this pool)
-    whatever the batch size.
-
-    Preemption recomputes: a readmitted request holds no page of its earlier life and re-runs
-    with every known token forced (its prompt, then what it generated before); the chip must
-    give those tokens again (``RecomputeMismatch``). The run always drains: the oldest running
-    request is never the victim unless it runs alone, and alone it fits the pool (checked at
-    ``submit``), so every non-idle step writes a row that is never recomputed.
+    Steps compile in one layout of ``BATCH_MAX`` requests whatever the batch size, in either
+    ``gather`` mode (same scheduling, same tokens).
     """
 
     def __init__(self, programs: ProgramCache, *, n_pages: int, page_size: int,
@@ -295,9 +284,8 @@ class Scheduler(AdmissionLoop[_Life]):
             self._queue.append(self._arrivals.pop(0).rid)
 
     def _query(self, rid: Hashable) -> Query:
-        """The head of the queue looked up in the prefix cache; the rule is told the free
-        pages left once the hit's unowned pages are taken (evictable pages count as free), and
-        the rows the request still writes (at most what its window lets it hold)."""
+        """The queue's head with its prefix-cache hit: free pages once the hit's unowned pages are
+        taken, and the rows it still writes (at most what its window lets it hold)."""
         request = self._progress[rid].request
         hit = self._lookup(self._progress[rid])
         size = self.table.page_size
@@ -323,8 +311,7 @@ class Scheduler(AdmissionLoop[_Life]):
         return super().preempt()
 
     def _preempting(self, rid: Hashable) -> None:
-        """Prefix-cache counts belong to a life that ran: an admission this plan preempts
-        again, before it ran a step, is not counted."""
+        """Withdraw the prefix-cache counts of an admission preempted before it ran a step."""
         life = self._running[rid]
         if not life.computed:
             self.cache.withdraw(life.counted)
@@ -336,8 +323,7 @@ class Scheduler(AdmissionLoop[_Life]):
         return [self._request_step(life, new_pages) for life in self._running.values()]
 
     def _request_step(self, life: _Life, new_pages: Iterator[int]) -> RequestStep:
-        """Its plan, input token, block table and new row's slot, and what its cached rows
-        need in the gather mode (host: the rows; chip: the step's block table)."""
+        """Its plan, token, slot, and its rows (host gather) or step block table (chip gather)."""
         rid, size = life.rid, self.table.page_size
         length = self.table.length(rid)
         plan = plan_step(length + 1, self.window)
@@ -356,9 +342,8 @@ class Scheduler(AdmissionLoop[_Life]):
     # ---- commit ---------------------------------------------------------------------------
 
     def finish_step(self, plan: BatchPlan, results: Sequence[StepResult]) -> None:
-        """Write the chip's outputs back: every new row appended (in its planned slot) and its
-        full pages keyed, then every trim, then every next input. No page is freed before every
-        append, so no page freed this step is written this step."""
+        """Commit the chip's outputs: every append, then every trim, then every next input, so no
+        page freed this step is written this step."""
         if plan is not self._pending:
             raise ValueError(f"step {plan.step} is not the step planned")
         if len(results) != len(plan.requests):
@@ -386,8 +371,7 @@ class Scheduler(AdmissionLoop[_Life]):
             self.cache.register(step.rid, life.progress.tokens)
 
     def _advance(self, step: RequestStep, result: StepResult) -> None:
-        """The step rule's next input: forced while known, else the chip's token, which is
-        kept the first time it is generated; a finished request leaves."""
+        """Move to the next input (forced while known, else the chip's token); finish if done."""
         life = self._running[step.rid]
         progress, request = life.progress, life.progress.request
         life.computed.append(Computed(step, result))
@@ -416,11 +400,8 @@ class Scheduler(AdmissionLoop[_Life]):
     # ---- running it -----------------------------------------------------------------------
 
     def run_on_reference(self, max_steps: int | None = None) -> dict[Hashable, Finished]:
-        """Plan, run on the reference machine and commit until every request has finished.
-
-        In chip gather the pools each run leaves are checked against the page table's. The
-        step limit defaults to the drain bound: the last arrival plus every request's steps.
-        """
+        """Plan, run on the reference machine and commit until every request has finished
+        (``max_steps`` defaults to the last arrival plus every request's steps)."""
         if max_steps is None:
             requests = [p.request for p in self._progress.values()]
             max_steps = max((r.arrival for r in requests), default=0) + sum(
@@ -436,9 +417,8 @@ class Scheduler(AdmissionLoop[_Life]):
             check_pools(self.programs, run.ext, self.table)
 
     def check_invariants(self) -> None:
-        """Pool conservation and ownership, between steps: the page table's invariants (free +
-        evictable + owned == total); exactly the running requests hold pages, each as many
-        rows as its steps this life; running requests share cached pages only."""
+        """Between steps: the table's invariants; exactly the running requests hold pages, as
+        many rows as this life made; running requests share cached pages only."""
         check_invariants(self.table)
         if set(self.table.requests()) != set(self._running):
             raise InvariantError(f"the table holds {self.table.requests()}, but "
@@ -459,9 +439,8 @@ class Scheduler(AdmissionLoop[_Life]):
 
 
 def planned_table(table: PageTable, step: RequestStep) -> np.ndarray:
-    """Chip gather: the block table of a planned step, before its append: the rows read
-    (lo .. L-2), then the planned slot's page if the new row opens one. Refused if it would
-    put the new row anywhere but the planned slot."""
+    """Chip gather: a planned step's block table, with the planned slot's page if the new row
+    opens one; refused if it would put the new row anywhere else."""
     plan, (page, slot), size = step.plan, step.slot, table.page_size
     words = step_table(table, step.rid, plan.lo, plan.step - 2)
     if slot == 0:
@@ -478,9 +457,8 @@ def planned_table(table: PageTable, step: RequestStep) -> np.ndarray:
 
 def solo_decode(programs: ProgramCache, request: Request,
                 window: int | None = None) -> list[StepRecord]:
-    """The request decoded alone on the reference machine (model.host.decode.PagedHost, host gather,
-    a list cache, its prompt forced): every batched, shared, preempted or cached run of it
-    must give the same integers at every step."""
+    """The request decoded alone (host gather, list cache): every batched, shared, preempted or
+    cached run of it must give the same integers at every step."""
     solo = ProgramCache(programs.model, programs.calibration, programs.cfg)
     host = PagedHost(solo, ListCache(programs.model.dim), request.prompt[0], window)
     records = []

@@ -1,9 +1,8 @@
 """How far batching raises the chip's tokens per cycle, from the programs' closed-form cycles.
 
-A batch shares its weight loads and its projections (B-row matmuls) but runs attention per
-request, so as B grows the gain over the solo step approaches the solo step's cycles over what
-one more request adds. Cycles are a closed-form function of a program (hw/ISA.md), so no
-inputs are needed; ``attention_cycles`` prices a step's attention alone.
+A batch shares its weight loads and projections but runs attention per request, so as B grows
+the gain approaches the solo step's cycles over what one more request adds. Cycles are a closed
+form of the program (hw/ISA.md), so no inputs are needed.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ def step_cycles(programs: ProgramCache, contexts: Sequence[int]) -> int:
 
 
 def attention_cycles(program: StepProgram) -> int:
-    """The cycles of a step's per-request attention: FETCH + CHECK + EXEC of each request's
-    reads, score matmul, SOFTMAX and weighted sum (``StepProgram.attention_instructions``)."""
+    """The cycles of a step's per-request attention instructions."""
     return program_cycles(program.attention_instructions(), program.cfg)
 
 

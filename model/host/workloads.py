@@ -43,11 +43,8 @@ class SharedPrompt:
 def share_prompt(
     prompt: int, page_size: int, sharers: int, own_rows: int, n_pages: int, align: bool = False
 ) -> SharedPrompt:
-    """Store ``prompt`` rows once, fork them to ``sharers`` requests, append ``own_rows`` each.
-
-    With ``align`` the prompt is first padded to a page boundary (``PageTable.pad_to_page``),
-    so no sharer writes into a shared page and no copy is made.
-    """
+    """Store ``prompt`` rows once, fork them to ``sharers`` requests, append ``own_rows`` each;
+    with ``align``, pad the prompt to a page boundary first."""
     table = PageTable(n_pages, page_size)
     table.new("prompt")
     for _ in range(prompt):
@@ -69,15 +66,8 @@ SYSTEM_PROMPT_LENGTHS = (9, 6)  # the two shared system prompts: 2 and 1 full pa
 def serving_requests(
     seed: int = SERVING_SEED, n_requests: int = SERVING_REQUESTS, cfg: ChipConfig | None = None
 ) -> list[Request]:
-    """Requests for the serving scheduler (model.host.serving): example B's lengths, tiny model.
-
-    Each request's own length (its user prompt and its output) is one of example B's lengths
-    (``sample_lengths``, the chapter's draws) scaled from MAX_LENGTH down to the longest
-    context the chip attends, at least 2 and at most what still fits after its system prompt;
-    half of it (rounded down, at least 1) is user prompt, the rest output. Its prompt is one of
-    two shared system prompts, then the user prompt; tokens are uniform over the vocabulary.
-    Arrivals are staggered, 0 to 2 steps apart. Everything but the lengths comes from ``seed``.
-    """
+    """Requests for the serving scheduler: example B's lengths scaled down to the chip's context,
+    each prompt one of two shared system prompts then user tokens, arrivals 0 to 2 steps apart."""
     rng = random.Random(seed)
     longest = max_context(cfg or ChipConfig())
     systems = [tuple(rng.randrange(VOCAB) for _ in range(n)) for n in SYSTEM_PROMPT_LENGTHS]

@@ -1,9 +1,8 @@
 """Admission on a shared page pool: the rules that say who may start, and the one loop that asks.
 
-``AdmissionLoop`` keeps the queue and the running requests, admits while a rule says yes and
-preempts the latest admitted when the pool runs short, either when an append fails
-(``REACTIVE``) or before the step (``PLANNED``). Exercise 2's simulation
-(model.kv.admission_sim) and the serving scheduler (model.host.serving) are its two users.
+``AdmissionLoop`` admits while a rule says yes and preempts the latest admitted when the pool
+runs short: when an append fails (``REACTIVE``) or before the step (``PLANNED``). Its users are
+exercise 2's simulation (model.kv.admission_sim) and the serving scheduler (model.host.serving).
 """
 
 from __future__ import annotations
@@ -158,14 +157,10 @@ Life = TypeVar("Life")  # what a user keeps of a running request
 
 
 class AdmissionLoop(Generic[Life]):
-    """The waiting queue (head first) and the running requests (oldest admission first) of
-    one page pool, the rule that admits, and preemption of the latest admitted.
+    """The waiting queue and the running requests (oldest admission first) of one page pool.
 
-    A user says what a request is through four methods: ``_query`` (what the rule is told),
-    ``_start`` (admitted: its table entry made), ``_preempting`` (about to lose its pages) and,
-    for ``REACTIVE`` preemption only, ``_write`` (one row appended, which may raise
-    ``OutOfPages``). It calls ``schedule`` once a step.
-    """
+    A user defines ``_query``, ``_start``, ``_preempting`` and, for ``REACTIVE`` only, ``_write``
+    (one row, may raise ``OutOfPages``), and calls ``schedule`` once a step."""
 
     def __init__(self, table: PageTable, rule: AdmissionRule, preemption: str,
                  batch_size: int | None = None, stats: AdmissionStats | None = None):
@@ -212,13 +207,8 @@ class AdmissionLoop(Generic[Life]):
     # ---- one step ---------------------------------------------------------------------------
 
     def schedule(self) -> tuple[list[Hashable], list[Hashable]]:
-        """This step's admissions and preemptions (latest admitted first).
-
-        Reactive: every running request, oldest first, writes its row, preempting on
-        OutOfPages; then admission, each admitted request writing its first row at once.
-        Planned: admission, then preemption until the pool covers one row for every running
-        request; the caller then writes those rows (the chip computes them).
-        """
+        """This step's admissions and preemptions (latest admitted first). Reactive: every
+        running request writes its row, then admission; planned: admission, then room."""
         if self.preemption == REACTIVE:
             for rid in list(self._running):
                 if rid in self._running:  # not preempted earlier in this step
@@ -264,8 +254,7 @@ class AdmissionLoop(Generic[Life]):
                     return
 
     def _make_room(self) -> list[Hashable]:
-        """Planned: preempt until the free pages cover a page for every running request whose
-        row this step opens one."""
+        """Planned: preempt until the free pages cover every page this step's rows open."""
         preempted = []
         while self.table.free_count() < self._pages_needed():
             if len(self._running) == 1:
@@ -279,9 +268,8 @@ class AdmissionLoop(Generic[Life]):
         return sum(opens_page(self.table.length(rid), size) for rid in self._running)
 
     def preempt(self) -> Hashable:
-        """Preempt the latest admitted running request: its pages released, it goes back to
-        the head of the queue and is recomputed when readmitted (production servers' choice).
-        """
+        """Preempt the latest admitted: its pages released, it goes back to the queue's head and
+        is recomputed when readmitted (production servers' choice)."""
         if not self._running:
             raise RuntimeError("nothing runs: there is no request to preempt")
         rid = next(reversed(self._running))
@@ -300,8 +288,7 @@ class AdmissionLoop(Generic[Life]):
     # ---- a whole run ------------------------------------------------------------------------
 
     def _drain(self, advance: Callable[[], None], max_steps: int) -> None:
-        """``advance()`` (one whole step) until done; a run still going after ``max_steps``
-        steps is an error, not a hang."""
+        """``advance()`` one step at a time until done; past ``max_steps`` it is an error."""
         while not self.done:
             if self.step >= max_steps:
                 raise StepLimitExceeded(

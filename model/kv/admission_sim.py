@@ -1,8 +1,7 @@
 """Exercise 2's admission simulation: requests queue, grow a row per step, get preempted, finish.
 
-Requests of known lengths, all queued at step 0, run through the one admission loop
-(model.kv.admission.AdmissionLoop) on a ``PageTable`` whose rows hold nothing; the result counts
-what each admission rule costs: OutOfPages, preemptions, rows recomputed, steps to drain.
+Requests of known lengths, all queued at step 0, run through the admission loop on a pool whose
+rows hold nothing, counting what each rule costs: OutOfPages, preemptions, rows recomputed, steps.
 """
 
 from __future__ import annotations
@@ -44,20 +43,8 @@ class AdmissionResult:
 class AdmissionSim(AdmissionLoop[None]):
     """One run: request ``i`` is ``lengths[i]`` rows long, and is queued ``i``-th.
 
-    Each step (``REACTIVE``, the chapter's): every running request, oldest admission first,
-    appends a row, and an append that raises OutOfPages preempts the latest admitted request
-    (its rows count as recomputed) and is retried; then the head of the queue is admitted while
-    the rule allows, each writing its first row at once. A request that reaches its length
-    finishes and releases its pages at once. ``PLANNED`` preempts before the rows are written
-    instead, so no append fails.
-
-    The rule is told each request's true length (an oracle: a server would know a prediction
-    at best) and the pool's free pages; ``net_of_running``: the pages left once every running
-    request has grown to its length (no page is shared here), so that no page is promised
-    twice. A run always drains: the oldest running request is never the victim unless it runs
-    alone, and alone it fits the pool (checked here), so every step writes a row that is never
-    recomputed, and ``sum(lengths)`` steps bound the run.
-    """
+    With ``net_of_running`` the rule is told the pages left once every running request has grown
+    to its length, so no page is promised twice; ``sum(lengths)`` steps bound a run."""
 
     def __init__(self, lengths: Sequence[int], rule: AdmissionRule, n_pages: int,
                  page_size: int, net_of_running: bool = False, preemption: str = REACTIVE):

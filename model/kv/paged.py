@@ -1,9 +1,8 @@
 """The paged KV cache: each request's rows in fixed-size pages from one shared pool.
 
-Instead of one contiguous reservation per request, sized for the longest possible length, a
-request takes a page when it needs one (vLLM's block pool, nano-vllm's block manager, small
-enough to read in a minute). ``PageTable`` is the chapter's table, ``CachingPageTable`` adds
-keyed pages for the prefix cache, ``check_invariants`` re-derives the bookkeeping from scratch.
+A request takes a page when it needs one, not a reservation for its longest length (vLLM's
+block pool, nano-vllm's block manager). ``CachingPageTable`` adds keyed pages for the prefix
+cache; ``check_invariants`` re-derives the bookkeeping from scratch.
 """
 
 from __future__ import annotations
@@ -65,27 +64,18 @@ class _Request:
     pages: list[int] = field(default_factory=list)  # block table: physical page per logical page
     length: int = 0  # rows appended so far, dropped ones included
     dropped: int = 0  # logical pages released from the front by trim
-    # the pool row (page * page_size + slot) of every slot of ``pages``, in order: built by the
-    # first gather after the block table changes (None until then), so a gather is one index;
-    # a cache, not state: left out of == and repr
+    # the pool row of every slot of ``pages``, rebuilt by the first gather after the block
+    # table changes, so a gather is one index; a cache, not state: left out of == and repr
     slots: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 class PageTable:
     """Pages of ``page_size`` rows in a shared pool: block tables, refcounts, copy-on-write.
 
-    * ``pool``       one numpy array of shape ``(n_pages, page_size, *row_shape)``.
-    * block table    per request, the physical page of each live logical page; logical pages
-                     released by ``trim`` (a sliding window) are counted in ``dropped``.
-    * free list      a stack starting as ``[n-1, ..., 1, 0]``: page 0 is handed out first, and
-                     a freed page is reused first (this order is part of the specification).
-    * refcounts      a page may sit in several block tables (a prefix shared by ``fork``); it
-                     goes back to the free list with its last owner.
-    * copy-on-write  appending into a partly filled last page that others share first copies
-                     it into a private page.
-
-    Every mutating method validates its arguments and allocates before changing anything, so
-    a failed call (bad input or ``OutOfPages``) leaves the table as it was.
+    The free list is a stack starting as ``[n-1, ..., 1, 0]``: page 0 is handed out first and a
+    freed page is reused first (this order is part of the specification). A page shared by
+    ``fork`` goes back with its last owner; appending into a shared, partly filled last page
+    copies it first. A failed call (bad input or ``OutOfPages``) leaves the table as it was.
     """
 
     def __init__(
@@ -170,13 +160,8 @@ class PageTable:
         return pool_rows.take(request.slots[start : start + hi - lo], axis=0)
 
     def write(self, rid: Hashable, index: int, row: ArrayLike) -> None:
-        """Overwrite row ``index``, already appended, in a page the request holds alone.
-
-        A chip that writes its own rows (chip gather, model.host.decode) has a placeholder row
-        appended first, so that the row's page is taken, or privately copied, before the chip
-        writes it; this records what the chip wrote. A shared page is refused: its other owners
-        would see the row change (``append`` copies a shared page first).
-        """
+        """Overwrite appended row ``index`` (chip gather records what the chip wrote); a shared
+        page is refused, since its other owners would see the change."""
         request = self._get(rid)
         value = self._as_row(rid, row)
         index = _as_index(rid, "index", index)
@@ -194,11 +179,7 @@ class PageTable:
         self.pool[page, slot_of(index, self.page_size), ...] = value
 
     def trim(self, rid: Hashable, keep_from: int) -> None:
-        """Release the request's pages lying entirely below logical row ``keep_from`` (a window).
-
-        A page that still holds one row at or after ``keep_from`` stays; rows below
-        ``first_row`` can no longer be read.
-        """
+        """Release the request's pages lying entirely below logical row ``keep_from`` (a window)."""
         request = self._get(rid)
         keep_from = _as_index(rid, "keep_from", keep_from)
         if not 0 <= keep_from <= request.length:
@@ -218,14 +199,8 @@ class PageTable:
             self._unref(page)
 
     def pad_to_page(self, rid: Hashable) -> int:
-        """Append zero rows up to the next page boundary; return how many (0 if already on one).
-
-        Padding a prompt before ``fork`` means no sharer ever writes into the shared
-        tail page, so no copy-on-write copy is made. The padding rows take logical
-        positions like any row: a model reading them must mask them out. Only the
-        first padding row can take a page (a copy, if the tail is shared), so an
-        ``OutOfPages`` leaves the table unchanged.
-        """
+        """Append zero rows up to the next page boundary and return how many: padding a prompt
+        before ``fork`` spares its sharers a copy-on-write (a model must mask the padding)."""
         length = self._get(rid).length
         n_padding = pages_for(length, self.page_size) * self.page_size - length
         zero_row = np.zeros(self.row_shape, dtype=self.dtype)
@@ -268,7 +243,6 @@ class PageTable:
         return self.n_pages - len(self._free)
 
     def free_count(self) -> int:
-        """Pages on the free list."""
         return len(self._free)
 
     # ---- internals ------------------------------------------------------------------------
@@ -288,13 +262,11 @@ class PageTable:
         return (first_slots[:, None] + np.arange(self.page_size)).reshape(-1)
 
     def _table_index(self, request: _Request, logical: int) -> int:
-        """The place in the block table of logical row ``logical``'s page (pages released by
-        trim are gone from the table's front)."""
+        """The place of logical row ``logical``'s page in the block table (trim drops its front)."""
         return page_of(logical, self.page_size) - request.dropped
 
     def _position(self, request: _Request, logical: int) -> int:
-        """Where logical row ``logical`` sits in ``request.slots``: its page's place in the
-        block table, then its slot in the page."""
+        """Where logical row ``logical`` sits in ``request.slots``."""
         return (self._table_index(request, logical) * self.page_size
                 + slot_of(logical, self.page_size))
 
@@ -362,13 +334,8 @@ def _castable(source: np.dtype, target: np.dtype) -> bool:
 
 
 def check_invariants(table: PageTable) -> None:
-    """Re-derive the bookkeeping from the block tables; raise ``InvariantError`` on any mismatch.
-
-    Checked: pool shape; page numbers in range; each refcount equals the number of
-    block-table entries naming the page; each page is on the free list exactly once if
-    unreferenced and never if referenced (no duplicate, no leak); ``free_count()`` and
-    ``used()`` agree; each request's block table fits its length and dropped pages.
-    """
+    """Re-derive the bookkeeping from the block tables; raise ``InvariantError`` on any mismatch
+    (refcounts, a duplicate or leaked free page, counts, a block table's length)."""
     expected_shape = (table.n_pages, table.page_size, *table.row_shape)
     _require(
         table.pool.shape == expected_shape,
@@ -433,8 +400,7 @@ def _check_request(rid: Hashable, request: _Request, page_size: int) -> None:
 
 
 def _require(condition: bool, message: Callable[[], str]) -> None:
-    """Raise InvariantError with ``message()`` unless ``condition``: the message is written only
-    for a failure (the checks run after every operation, and most name pages and lengths)."""
+    """Raise InvariantError unless ``condition``; the message is built only for a failure."""
     if not condition:
         raise InvariantError(message())
 
@@ -445,14 +411,9 @@ def _require(condition: bool, message: Callable[[], str]) -> None:
 class CachingPageTable(PageTable):
     """A PageTable whose full pages can be *cached*: found by a key, kept after their last owner.
 
-    The prefix cache (model.kv.prefix_cache) gives a page a key once the page is full; a later
-    request with the same prefix then ``adopt``s the page instead of recomputing its rows.
-    When its last owner leaves, a cached page is *evictable*: it stays on the free list (so
-    free + owned == total and every PageTable invariant still holds) but is handed out only
-    when no plain free page is left, least recently freed first and, of the pages one release
-    frees, the tail first (vLLM's order: a hit needs every page before it, so a tail is the
-    page least likely to be hit). Its key is dropped *before* it is handed out: a stale key
-    would find another request's rows.
+    Without owners a cached page is *evictable*: on the free list, but handed out only after
+    every plain free page, least recently freed and tail first (vLLM's order: a hit needs every
+    page before it), its key dropped first so that no stale key finds another request's rows.
     """
 
     def __init__(
@@ -471,10 +432,7 @@ class CachingPageTable(PageTable):
     # ---- cached pages -----------------------------------------------------------------------
 
     def cache(self, page: int, key: Hashable) -> bool:
-        """Let ``key`` find ``page``; False, with nothing changed, if ``key`` already finds one.
-
-        Only a held page can be cached: a free page's rows may already belong to no one.
-        """
+        """Let ``key`` find held ``page``; False, with nothing changed, if ``key`` finds one."""
         if self.refcount(page) == 0:
             raise InvalidArgument(f"page {page} is free: only a page someone holds can be cached")
         if page in self._keys:
@@ -508,12 +466,8 @@ class CachingPageTable(PageTable):
         return plain + list(self._evictable)
 
     def adopt(self, rid: Hashable, pages: list[int] | tuple[int, ...], skipped: int = 0) -> None:
-        """Start request ``rid`` on cached full pages: its logical pages from ``skipped`` on.
-
-        The request's length is ``(skipped + len(pages)) * page_size`` rows; its ``skipped``
-        first logical pages lie below its window and are not held. An evictable page leaves
-        the free list: adopting it costs one free page.
-        """
+        """Start request ``rid`` on cached full pages, as its logical pages from ``skipped`` on
+        (the first ``skipped`` lie below its window and are not held)."""
         if rid in self._requests:
             raise DuplicateRequest(f"request {rid!r} already exists; cannot adopt pages for it")
         skipped = _as_index(rid, "skipped", skipped)

@@ -1,8 +1,7 @@
 """A prefix cache: full pages of identical token prefixes are computed once and shared.
 
-vLLM v1's automatic prefix caching, kept small. A request's rows are a function of its tokens
-(row i holds the key and value computed for token i), so two requests whose tokens agree up to
-a page boundary may hold the same physical pages up to there.
+vLLM v1's automatic prefix caching, kept small: a request's rows are a function of its tokens,
+so requests whose tokens agree up to a page boundary may share the pages up to there.
 """
 
 from __future__ import annotations
@@ -61,24 +60,9 @@ class CacheStats:
 class PrefixCache:
     """Finds, shares and keys full prompt pages of the requests in one ``CachingPageTable``.
 
-    * Keys. A full page's key is a SHA-256 of its tokens chained with the previous page's key
-      (``page_keys``): equal keys mean equal prefixes, not just an equal page. Partly filled
-      pages have no key; they are never shared, so no copy-on-write is ever needed.
-    * Pages. A page is keyed once full (``register``), shared by reference count, kept in an
-      LRU when its last owner leaves, and handed out again only when no plain free page is
-      left, its key dropped first (model.kv.paged.CachingPageTable).
-    * Lookup. The longest prefix of a request's known tokens whose pages are cached, at most
-      ``len(tokens) - 1`` rows: the last known token must still be fed, since its step gives
-      the next token (vLLM recomputes the last token for the same reason). With a window only
-      the pages the first computed step reads must be cached, and only they are adopted: the
-      pages below lie outside the window, neither held nor counted.
-    * Counting. A hit on a page nobody holds takes it off the free list: ``PrefixHit.unowned``
-      tells admission what the hit costs. Hits and misses count pages looked up; a page a
-      readmitted request computed in an earlier life is neither (``resumed``): tokens
-      recomputed after a preemption are not prefix hits. An adoption whose request never ran
-      (preempted by the plan that admitted it) is ``withdraw``n, so that its next admission
-      does not count the same pages twice. Evictions are counted by the table.
-    """
+    Only full pages have keys (chained: equal keys mean equal prefixes), so a shared page is
+    never written; a lookup serves at most ``len(tokens) - 1`` rows, as the last known token
+    must still be fed."""
 
     def __init__(self, table: CachingPageTable, window: int | None = None):
         check_window(window)
@@ -91,11 +75,8 @@ class PrefixCache:
         return self.table.evictions
 
     def lookup(self, tokens: Sequence[int]) -> PrefixHit:
-        """The longest usable cached prefix of ``tokens`` (see the class docstring); no change.
-
-        For n pages served the first computed step is n * P + 1; it reads the rows from
-        ``plan_step(...).lo``, so the pages from that row's page to n - 1 must all be cached.
-        """
+        """The longest usable cached prefix of ``tokens``: every page the first computed step
+        reads must be cached (pages below its window are skipped). Changes nothing."""
         size = self.table.page_size
         keys = page_keys(tokens[: len(tokens) - 1], size)
         for served in range(len(keys), 0, -1):
@@ -107,9 +88,8 @@ class PrefixCache:
         return PrefixHit((), 0, 0, len(keys), size)
 
     def adopt(self, rid: Hashable, hit: PrefixHit, computed_rows: int = 0) -> CacheStats:
-        """Start ``rid`` on the hit's pages and count it; ``computed_rows``: rows the request
-        computed in earlier lives (0 for a new request), whose pages are not hits. Returns
-        what this adoption counted."""
+        """Start ``rid`` on the hit's pages; return what this adoption counted (pages within
+        ``computed_rows``, computed in earlier lives, are not hits)."""
         self.table.adopt(rid, hit.pages, hit.skipped)
         earlier = page_of(computed_rows, hit.page_size)  # full pages it computed before
         served = range(hit.skipped, hit.skipped + len(hit.pages))

@@ -1,9 +1,8 @@
 """The decode step rule, defined once: what a step reads, what it may give back, what comes next.
 
-``plan_step`` checks the window and gives a step's ``StepPlan``; the hosts, the compiler, the
-float reference and the testbench read that record and derive nothing again. ``pages_held`` is
-the exception on purpose: the chapter's closed-form page count, written without the rule, so
-that it can check it.
+``plan_step`` gives a step's ``StepPlan``, which the hosts, the compiler, the float reference
+and the testbench read without deriving anything again. ``pages_held`` is written without the
+rule on purpose, so that it can check it.
 """
 
 from __future__ import annotations
@@ -24,22 +23,19 @@ def check_window(window: int | None, sinks: int = 0) -> None:
 
 
 def context_size(step: int, window: int | None) -> int:
-    """Tokens step ``step`` (1-based) attends: itself and at most window - 1 before it (the
-    window unchecked: ``plan_step`` checks it)."""
+    """Tokens step ``step`` (1-based) attends: itself and at most window - 1 before it."""
     return step if window is None else min(step, window)
 
 
 def trim_point(step: int, window: int, sinks: int = 0) -> int:
-    """After step ``step`` the next step reads recent rows >= step + 1 - W + S: rows from S up
-    to that point may go (their pages, once entirely below it)."""
+    """The first recent row the step after ``step`` reads (step + 1 - W + S): below it may go."""
     return max(0, step + 1 - window + sinks)
 
 
 @dataclass(frozen=True)
 class StepPlan:
     """What step ``step`` does with the cache: read rows 0 <= i < sinks and lo <= i < hi (in
-    that order), then trim rows sinks <= i < keep_from. The one record of a step's rule: the
-    hosts, the compiler and the testbench read it, none derives these again."""
+    that order), then trim rows sinks <= i < keep_from."""
 
     step: int
     window: int | None  # the window the step was planned under (None: full attention)
@@ -60,15 +56,8 @@ class StepPlan:
 
 
 def plan_step(step: int, window: int | None, sinks: int = 0) -> StepPlan:
-    """The plan of step ``step`` (1-based) under window ``W`` with ``S`` sink rows.
-
-    The step attends the new token and ``context - 1 = min(L, W) - 1`` cached rows before it:
-    rows ``lo .. L-2``. Once its own row (L - 1) is appended the next step reads rows
-    ``>= L + 1 - W``: pages entirely below that trim point may go. With sinks, once the window
-    is full a step reads rows ``0 .. S-1`` and the ``W - 1 - S`` most recent ones (the context,
-    hence the programs, unchanged), and the trim point moves up by S, releasing only rows >= S.
-    The one place the window and the sinks are checked.
-    """
+    """The plan of step ``step`` (1-based) under window ``W`` with ``S`` sink rows: with sinks,
+    a full window reads rows ``0 .. S-1`` and the ``W - 1 - S`` most recent (same context)."""
     check_window(window, sinks)
     if step < 1:
         raise ValueError(f"steps count from 1, got {step}")
@@ -96,15 +85,8 @@ def programs_needed(steps: int, window: int | None) -> int:
 
 
 def pages_held(step: int, window: int | None, page_size: int, sinks: int = 0) -> int:
-    """Pages one request holds once step ``step`` has appended and trimmed: the closed form.
-
-    Without sinks, ``step`` rows are cached in ceil(step / P) pages, and a window has released
-    the floor(keep_from / P) pages below keep_from = step + 1 - W. With S sinks (kept in pages
-    of their own, as model.host.decode.PagedCache stores them) the sink rows hold
-    ceil(min(step, S) / P) pages, the step - S recent rows ceil((step - S) / P), less the
-    floor((step + 1 - W) / P) recent pages entirely below the window. Written out, not
-    through ``trim_point``, so that it checks the rule rather than repeating it.
-    """
+    """Pages one request holds once step ``step`` has appended and trimmed: ceil(min(L, S) / P)
+    sink pages + ceil((L - S) / P) recent pages - floor((L + 1 - W) / P) below the window."""
     recent = max(0, step - sinks)
     held = -(-min(step, sinks) // page_size) + -(-recent // page_size)
     if window is not None:

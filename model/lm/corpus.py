@@ -1,9 +1,8 @@
 """The trained model's text: the standard library's pydoc topics, as 16 tokens.
 
-``pydoc_data.topics`` ships with every Python, so training needs no download. The text is lower
-cased, each whitespace run becomes one space, the 15 most frequent characters are tokens 0..14 and
-every other one is token 15; the last tenth is held out (whole help pages the model never saw).
-The text differs a little between Python releases: ``Corpus.sha256`` names the one used."""
+``pydoc_data.topics`` ships with every Python, so training needs no download. The 15 most frequent
+characters are tokens 0..14, every other one is 15; the last tenth is held out. The text differs a
+little between Python releases: ``Corpus.sha256`` names the one used."""
 
 from __future__ import annotations
 
@@ -78,14 +77,12 @@ class Corpus:
     sha256: str  # of the normalized text, before the split
 
     def held_out_sequences(self, length: int, count: int) -> np.ndarray:
-        """``count`` disjoint sequences of ``length`` tokens, spread evenly over the held-out
-        part (deterministic, so every report reads the same text)."""
+        """``count`` disjoint sequences of ``length`` held-out tokens: every report reads these."""
         return spread_sequences(self.held_out, length, count)
 
 
 def spread_sequences(tokens: np.ndarray, length: int, count: int) -> np.ndarray:
-    """``count`` disjoint slices of ``length`` tokens, evenly spaced from the start: (count,
-    length)."""
+    """``count`` disjoint slices of ``length`` tokens, evenly spaced: (count, length)."""
     stride = len(tokens) // count
     if stride < length:
         raise ValueError(f"{count} disjoint sequences of {length} tokens need "

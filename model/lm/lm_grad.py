@@ -1,9 +1,7 @@
 """The tiny model's forward pass over whole sequences at once, and its gradient, by hand.
 
-Training needs the teacher-forced logits of every position of a batch, and their derivative.
-``model.lm.tiny_lm.float_logits`` (the reference) computes them a step at a time; here all at once,
-under a causal mask built from the step rule, so that a window in training attends exactly the rows
-a decode attends. Tests check the two against each other, the gradient by finite differences."""
+What ``float_logits`` computes a step at a time, here all at once for training, under a mask built
+from the step rule, so a window in training attends exactly the rows a decode attends."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ WEIGHTS = tuple(f.name for f in fields(TinyLM))  # embed, w_q, w_k, w_v, w_o, w_
 
 
 def attention_mask(length: int, window: int | None = None, sinks: int = 0) -> np.ndarray:
-    """(T, T) booleans: position i attends position j. Position i is decode step i + 1: it
-    attends the cached rows the step rule gives it, and itself."""
+    """(T, T) booleans: position i (decode step i + 1) attends j, by the step rule."""
     mask = np.zeros((length, length), dtype=bool)
     for position in range(length):
         mask[position, attended_rows(position, window, sinks)] = True

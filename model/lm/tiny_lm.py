@@ -1,9 +1,8 @@
 """The tiny language model the chip decodes, and the float reference the chip's integers follow.
 
-One attention layer over 16 tokens, dimension 8 (a decode step's equations: `float_trace`). Three
-models: ``structured_model`` (greedy next token (5t + 3) mod 16 under any window),
-``random_model(seed)`` (attention as strong as the direct path, so a window changes its tokens)
-and ``trained_model()`` (learned from English text by model.lm.train_lm)."""
+One attention layer over 16 tokens, dimension 8. ``structured_model``'s greedy next token is
+(5t + 3) mod 16 under any window, ``random_model``'s attention is strong enough that a window
+changes its tokens, ``trained_model`` learned English text (model.lm.train_lm)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ VOCAB = 16
 DIM = 8
 STRUCTURED_ATTENTION_BOUND = 0.25  # largest change attention may make to any structured logit
 
-# Standard deviations of the random model's weights, chosen so that attention scores spread
-# over a few nats (selective attention, below the chip's +-8 nat score range) and the attention
-# path moves the logits about as much as the direct path does.
+# the random model's weight spreads: scores over a few nats (inside the chip's +-8), and the
+# attention path moving the logits as much as the direct path
 RANDOM_QK_STD = 0.45
 RANDOM_V_STD = 1.0 / np.sqrt(DIM)
 RANDOM_O_STD = 2.0 / np.sqrt(DIM)
@@ -83,14 +81,9 @@ class StepTrace:
 
 
 def structured_model(seed: int = 0) -> TinyLM:
-    """A model whose greedy next token is ``rule_next`` under every context and window.
-
-    Token t embeds as +e_t (t < 8) or -e_(t-8): two embeddings have inner product 1 (same
-    token), -1 (t and t+8) or 0. Column f(t) of Wout is E[t], so the direct logits of t are
-    1 at f(t) and at most 0 elsewhere. Attention weights are random, with Wo scaled so that
-    the attention path moves any logit by at most STRUCTURED_ATTENTION_BOUND < 1/2. A window
-    therefore must not change the generated tokens (the chapter's test 6).
-    """
+    """A model whose greedy next token is ``rule_next`` under every context and window: the
+    direct logits are 1 at f(t) and at most 0 elsewhere, and Wo is scaled so that attention
+    moves any logit by at most STRUCTURED_ATTENTION_BOUND < 1/2 (the chapter's test 6)."""
     rng = np.random.default_rng(seed)
     embed = np.vstack([np.eye(DIM), -np.eye(DIM)])
     w_out = np.zeros((DIM, VOCAB))
@@ -103,11 +96,7 @@ def structured_model(seed: int = 0) -> TinyLM:
 
 
 def _attention_logit_bound(values: np.ndarray, w_o: np.ndarray, w_out: np.ndarray) -> float:
-    """The largest |change| attention can make to a logit, over every possible context.
-
-    The attention output is a convex combination of value rows, so |attn_i| <= max_t |v_t,i|;
-    the bound follows from the triangle inequality through Wo and Wout.
-    """
+    """The largest |change| attention (a convex combination of value rows) can make to a logit."""
     attn_bound = np.abs(values).max(axis=0)
     return float((attn_bound @ np.abs(w_o) @ np.abs(w_out)).max())
 
@@ -126,16 +115,14 @@ def random_model(seed: int) -> TinyLM:
 
 
 def trained_model(path: Path = TRAINED_WEIGHTS) -> TinyLM:
-    """The weights model.lm.train_lm learned from the pydoc text (reproduce: ``python -m
-    model.lm.train_lm``)."""
+    """The weights ``python -m model.lm.train_lm`` learned from the pydoc text."""
     with np.load(path) as data:
         return TinyLM(**{name: np.array(data[name], dtype=np.float64)
                          for name in TinyLM.__dataclass_fields__})
 
 
 def make_model(kind: str, seed: int = 0) -> TinyLM:
-    """``"structured"``, ``"random"`` or ``"trained"``, by name (the scripts' command-line
-    spelling); the trained model has one set of weights and ignores ``seed``."""
+    """A model by kind: "structured", "random" or "trained" (which ignores ``seed``)."""
     if kind == "structured":
         return structured_model(seed)
     if kind == "random":
@@ -154,12 +141,7 @@ def as_rows(cache: ArrayLike, dim: int) -> np.ndarray:
 
 
 def float_trace(model: TinyLM, token: int, k_cache: ArrayLike, v_cache: ArrayLike) -> StepTrace:
-    """One decode step attending every cached row plus the new token, with all intermediates.
-
-        x = E[token];  q, k, v = x Wq, x Wk, x Wv
-        p = softmax([K_cache; k] q / sqrt(d));  a = p [V_cache; v]
-        h = x + a Wo;  logits = h Wout
-    """
+    """One decode step attending every cached row plus the new token, with all intermediates."""
     x = model.embed[token]
     q, k, v = x @ model.w_q, x @ model.w_k, x @ model.w_v
     keys = np.vstack([as_rows(k_cache, model.dim), k])
@@ -182,8 +164,7 @@ def float_step(
 
 
 def window_slice(cache: ArrayLike, window: int | None, dim: int, sinks: int = 0) -> np.ndarray:
-    """The cached rows the next step attends (model.kv.step_rule): the first ``sinks`` and the
-    most recent ones, window - 1 in all."""
+    """The cached rows the next step attends: the first ``sinks`` and the most recent ones."""
     rows = as_rows(cache, dim)
     return rows[attended_rows(len(rows), window, sinks)]
 

@@ -1,9 +1,8 @@
 """What a window changes, measured against full attention on the same teacher-forced text.
 
-For each window W and sink count S, a model reads the same sequences with full attention and with
-the window; per step: argmax agreement, KL(full || windowed) in nats, and the windowed model's
-cross-entropy on the text's real next token. One ``window_table`` serves any model and either
-reader: ``float_reader`` (the float reference) or model.host.decode's ``chip_reader``."""
+Per window W and sink count S, per step: argmax agreement, KL(full || windowed) in nats, and the
+cross-entropy on the text's next token; ``window_table`` takes any model and either reader
+(``float_reader``, or model.host.decode's ``chip_reader``)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ FULL = Setting(None)
 
 def settings(windows: Iterable[int] = WINDOWS,
              sink_counts: Iterable[int] = SINK_COUNTS) -> list[Setting]:
-    """Every window with every sink count it can hold: its sinks and at least one recent row
-    (the new token's), S < W (model.kv.step_rule.check_window)."""
+    """Every window with every sink count it can hold (S < W)."""
     return [Setting(window, sinks) for window in windows for sinks in sink_counts
             if sinks < window]
 

@@ -1,8 +1,7 @@
 """The env: chip agent, page-table agent, scoreboard and coverage, wired up.
 
-The env reads its config (ConfigDB ``cfg``, set by the test) and hands the chip agent's part to
-every component below it. Every chip run, whatever sequence started it (decode or serving
-steps, bare programs), goes through the same scoreboard.
+The env hands the chip agent's part of its config to every component below it; every chip run,
+whatever sequence started it, goes through the same scoreboard.
 """
 
 from __future__ import annotations

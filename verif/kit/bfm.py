@@ -1,9 +1,7 @@
 """The whole chip's pins (chip_harness): start a run, await done, read the status and the memory.
 
-The chip agent's driver and monitor share this one implementation. A run pulses `start` and waits
-for `done` with one trigger raced against the watchdog: no Python runs per cycle in between. The
-status read after a run includes the AXI4 protocol checker's verdict and, under a memory profile
-other than the ideal one, the ideal memory's counters (README, "Memory profiles")."""
+The chip agent's driver and monitor share it. A run pulses `start` and waits for `done` with one
+trigger raced against the watchdog, so no Python runs per cycle in between."""
 
 from __future__ import annotations
 
@@ -38,8 +36,7 @@ HANG_UNITS = ("dma", "dma (paged)", "mat", "vec", "sm")
 
 
 class AxiProtocolError(LocatedError):
-    """The protocol checker on the chip's AXI4 port saw a rule broken (hw/tb/axi_checker.v):
-    the memory interface's doing (mem_if.v, the chip's one AXI4 manager)."""
+    """The protocol checker saw a rule broken on the AXI4 port: the chip's mem_if.v's doing."""
 
 
 class ChipHung(LocatedError):
@@ -58,12 +55,9 @@ class ChipStatus:
 
 
 class BusMemory(Backdoor):
-    """The harness's external memory: only the testbench's backdoor and the bus change it, and
-    the harness logs every word the bus writes (u_wlog). So a read asks the simulator only for
-    the words the log shows written since the mirror last knew them, and for those it never
-    knew; the rest are what the testbench wrote or read there. The monitors read every output
-    word and the page pools after every run, and a word read through VPI costs about 7 us of
-    Python: most of those words the run did not touch."""
+    """The harness's external memory, whose bus writes the harness logs (u_wlog): a read asks
+    the simulator only for the words the log shows written since the mirror knew them (a VPI
+    read costs about 7 us, and most words the monitors read a run did not touch)."""
 
     def __init__(self, array, size: int, name: str, writes: EventLog, put=None):
         super().__init__(array, size, name, put)
@@ -82,8 +76,7 @@ class BusMemory(Backdoor):
         return super().write(base, values)
 
     def forget_written(self) -> None:
-        """Forget the words the bus wrote since the last call (all of them if the ring has
-        lost some of its entries since)."""
+        """Forget the words the bus wrote since the last call (all, if the ring lost some)."""
         try:
             last = self.writes.count()
         except UnknownValue:  # before the first reset: no log yet, and no bus write either
@@ -126,15 +119,8 @@ class ChipBfm:
         self.reset_ns = 0.0  # when the last reset ended
 
     async def power_up(self) -> None:
-        """The state of a freshly built chip: a zero scratchpad, then a reset.
-
-        Many tests share one simulator process, and the scratchpad keeps its words through
-        reset (hw/rtl/sram.v), so each test clears it as a new process would find it; the
-        reference machine starts every run from that zero scratchpad. A recording harness
-        clears it in one clock edge (chip_harness.v's sram_clear), others word by word. The
-        external memory needs nothing: every step loads all of it (`Backdoor` starts out
-        knowing none of it).
-        """
+        """The state of a freshly built chip: a zero scratchpad (it keeps its words through
+        reset, and tests share a process), then a reset."""
         if self.records:
             self.start_clock()
             self.dut.sram_clear.value = 1
@@ -161,8 +147,7 @@ class ChipBfm:
         self.reset_ns = get_sim_time(unit="ns")  # the protocol checker counts cycles from here
 
     async def run(self, max_cycles: int) -> None:
-        """Pulse start and wait for done (at most max_cycles); reads nothing: the status is
-        read once per run, by the chip monitor. ``max_cycles`` are the ideal memory's."""
+        """Pulse start and wait for done (at most the ideal memory's max_cycles); reads nothing."""
         max_cycles *= self.profile.slowdown
         await RisingEdge(self.dut.clk)
         if self.records:
@@ -193,9 +178,7 @@ class ChipBfm:
         return self.run_began.time_ns + bus_cycle * CLOCK_NS
 
     def run_logs(self) -> tuple[list[str], list[str], bool]:
-        """The last run's scratchpad writes (WRITE_ENTRY) and instruction phases
-        (PHASE_ENTRY), as the harness's logs hold them, and whether the scratchpad's ring
-        still held all of the run's writes."""
+        """The last run's scratchpad writes and phases, and whether the ring kept all the writes."""
         logs = []
         for log, first in ((self.sram_writes, self.run_began.sram_writes),
                            (self.phases, self.run_began.phases)):
@@ -253,12 +236,8 @@ class ChipBfm:
                                    f"{rule.name}", point)
 
     def read_status(self) -> ChipStatus:
-        """The status ports and the counters bus (one read), unpacked by the model's layout.
-
-        X or Z bits on the bus raise UnknownValue naming each counter that holds some. Checks
-        the AXI4 port's rules, and, under a profile other than the ideal one, the frozen
-        cycles' bounds; the counters are then the ideal memory's (`ideal_view`).
-        """
+        """The status ports and the counters bus, as on the ideal memory, once the AXI4 port's
+        rules and the frozen cycles' bounds are checked (UnknownValue names X or Z counters)."""
         def port(name: str) -> int:
             return known(getattr(self.dut, name).value, f"output {name}")
 
@@ -288,8 +267,7 @@ class RunStart:
 
 
 def _flag(dut, name: str) -> bool:
-    """A one-bit localparam of the harness (HDL_CLOCK, HDL_RECORD; chip_harness.v), False when
-    the harness has none (one built without the define, or a simulator that hides it)."""
+    """A one-bit localparam of the harness (HDL_CLOCK, HDL_RECORD), False when it has none."""
     try:
         return int(getattr(dut, name).value) == 1
     except AttributeError:

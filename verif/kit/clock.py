@@ -17,8 +17,7 @@ def start_clock(dut) -> None:
 
 
 async def reset(dut, cycles: int = 3, idle: Mapping[str, int] | None = None) -> None:
-    """Hold ``rst`` high for ``cycles`` rising edges with the inputs at their ``idle`` values,
-    then release it and let one more edge pass."""
+    """Hold ``rst`` for ``cycles`` rising edges (inputs at ``idle``), release it, wait one more."""
     for name, value in (idle or {}).items():
         getattr(dut, name).value = value
     dut.rst.value = 1

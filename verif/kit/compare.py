@@ -1,8 +1,7 @@
 """Exact comparison with a prediction, reported as the first difference.
 
-One report for every checker: the scoreboard (named output words, every write), the block tests
-(scratchpad words and their write log's writes, first in time) and the replay testbench. Counters
-compare with the reference machine's own ``model.chip.machine.counter_differences``.
+One report for every checker: the scoreboard, the block tests and the replay testbench. Counters
+compare with ``model.chip.machine.counter_differences``.
 """
 
 from __future__ import annotations
@@ -14,9 +13,7 @@ import numpy as np
 
 from verif.kit.write_log import Write, final_writes
 
-# The label of the line a report names its first difference on ("  first difference: ..."):
-# the scoreboard writes it; `first_error` picks that line out for the failure groups
-# (verif/regress/failure_groups.py) and the mutation run's records.
+# the label of a report's first-difference line, which `first_error` picks out
 FIRST_DIFFERENCE = "first difference"
 
 
@@ -34,8 +31,7 @@ def unnamed(address: int) -> str:
 def first_memory_difference(expected: np.ndarray, got: np.ndarray, base: int = 0,
                             name_of: Callable[[int], str] = unnamed,
                             what: str = "memory word") -> str | None:
-    """The first differing word as 'memory word A (name): expected X, got Y (N words
-    differ)', or None when the regions are equal."""
+    """'memory word A (name): expected X, got Y (N words differ)' for the first, or None."""
     expected = np.asarray(expected, dtype=np.uint32)
     got = np.asarray(got, dtype=np.uint32)
     if expected.shape != got.shape:
@@ -65,8 +61,7 @@ class WriteDifference:
         return "missing write" if self.got is None else "different value"
 
     def describe(self, word: str, writer: str = "the chip") -> str:
-        """'kind: word: the reference machine wrote X, the chip wrote Y (N written words
-        differ)', with ``word`` naming the word and ``writer`` what wrote it."""
+        """'kind: word: the reference machine wrote X, {writer} wrote Y (N words differ)'."""
         line = (f"{self.kind}: {word}: the reference machine wrote {_written(self.expected)}, "
                 f"{writer} wrote {_written(self.got)}")
         if self.differing > 1:
@@ -75,19 +70,14 @@ class WriteDifference:
 
 
 def differing_writes(expected: Mapping[int, int], got: Mapping[int, int]) -> list[int]:
-    """The addresses whose final words differ, ascending; an address in only one of the two
-    is a stray write (``got``'s) or a missing one."""
+    """The addresses whose final words differ (stray and missing writes included), ascending."""
     return sorted(address for address in expected.keys() | got.keys()
                   if expected.get(address) != got.get(address))
 
 
 def first_write_difference(expected: Mapping[int, int], got: Mapping[int, int],
                            name_of: Callable[[int], str] = unnamed) -> str | None:
-    """The lowest address where the words written differ, or None when they are identical.
-
-    ``expected`` and ``got`` map each address written to its final value (the reference
-    machine's writes, the chip's writes on its memory port).
-    """
+    """The lowest address where the final words written differ, or None when identical."""
     differing = differing_writes(expected, got)
     if not differing:
         return None
@@ -99,13 +89,8 @@ def first_write_difference(expected: Mapping[int, int], got: Mapping[int, int],
 
 def first_logged_difference(expected: Mapping[int, int],
                             writes: Iterable[Write]) -> WriteDifference | None:
-    """The first word written wrong, in time, or None when the writes are as predicted.
-
-    ``expected`` maps each address to its predicted final value, ``writes`` is a write log in
-    order (the last write of an address is the one that counts). Of the differing words, the
-    one whose last write came first is named, with that write's cycle; a missing write has no
-    cycle, and comes only when no differing word was written at all (then the lowest).
-    """
+    """The differing word whose last write came first, with its cycle (a missing write only
+    when no differing word was written), or None when the writes are as predicted."""
     last = final_writes(writes)
     differing = differing_writes(expected, {address: w.data for address, w in last.items()})
     if not differing:

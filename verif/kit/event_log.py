@@ -1,8 +1,7 @@
 """Reading a harness's event log (hw/tb/event_log.v) after the fact, not every cycle.
 
-A log is a ring of the last DEPTH entries and a count of every entry since reset; a reader that
-remembers how many it has read takes the new ones once a command or a run is over. Entries are
-read as binary strings, so an X or Z stays visible, and split into fields by the harness's layout.
+A log is a ring of the last DEPTH entries and a count since reset; a reader takes the new ones once
+a command or a run is over, as binary strings, so an X or Z stays visible.
 """
 
 from __future__ import annotations
@@ -32,8 +31,7 @@ class EntryLayout:
         return fields
 
     def values(self, text: str, what: str = "entry") -> dict[str, int]:
-        """An entry as {field: integer}; UnknownValue names ``what`` and the field on an X or Z
-        bit."""
+        """An entry as {field: integer}; UnknownValue names ``what`` and the field."""
         return {name: known(bits, f"{what}: {name}") for name, bits in self.split(text).items()}
 
 
@@ -60,8 +58,7 @@ class EventLog:
         return known(self.handle.count.value, f"{self.handle._path}.count")
 
     def read(self, first: int, count: int) -> list[str]:
-        """Entries first .. first + count - 1 (numbered from reset) as binary strings; they
-        must still be in the ring."""
+        """Entries first .. first + count - 1 (numbered from reset) as binary strings."""
         if count > self.depth:
             raise LogOverrun(f"{self.handle._path}: {count} entries since the last read, the "
                              f"ring keeps {self.depth}: the first {count - self.depth} are lost")

@@ -1,8 +1,7 @@
 """Where a failure happened: the record every checker's report carries and the run folder keeps.
 
-A checker that finds a difference (the scoreboard, a block test, the watchdog) names the unit at
-fault, the instruction when a program ran, the cycle and the simulation time, so that the waveform
-viewer opens there (verif/runs/failure_waves.py) and triage reads the unit back (verif/mutation).
+It names the unit at fault, the instruction, the cycle and the simulation time, so the waveform
+viewer opens there and triage reads the unit back (verif/mutation).
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ POINT_FILE = "failure_point.json"
 class FailurePoint:
     """The first wrong thing a checker saw, as precisely as it could place it."""
 
-    # the unit at fault: controller, dma, mat, vec, sm (model.chip.isa.UNIT_OF), or the module when
-    # a checker knows it (mem_if: the AXI4 port's rules; a block test's block)
+    # the unit at fault (model.chip.isa.UNIT_OF's or the controller), or the module if known
     unit: str | None = None
     pc: int | None = None  # the instruction's address, when a program ran
     instruction: str | None = None  # its listing: opcode and operands

@@ -1,8 +1,7 @@
 """Failures that survive the end of the test: recorded before they propagate.
 
-When a run-phase task raises, cocotb cancels every other task and the test's entry coroutine sees
-only a CancelledError. So each run_phase records its exception in the run's recorder first, and the
-result file names the real failure (the scoreboard's first difference, the watchdog's step).
+When a run-phase task raises, cocotb cancels every other task and the test sees only a
+CancelledError, so each run_phase records its exception first: the result file names the real one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """axi_ram's bulk backdoor: many memory words written in one load, through a file.
 
-A word written through VPI costs microseconds of Python and a decode step loads a few hundred, so
-the testbench writes "@address word" lines to a file that hw/tb/axi_ram.v reads with $readmemh at
-the next rising clock edge (README, "Memory written in bulk"): one file written, one signal set.
+The testbench writes "@address word" lines to a file that hw/tb/axi_ram.v reads with $readmemh at
+the next rising clock edge: one file written, one signal set (README, "Memory written in bulk").
 """
 
 from __future__ import annotations
@@ -24,14 +23,12 @@ def backdoor_path() -> Path:
 
 
 class FileLoad:
-    """Writes words into one axi_ram instance (its handle, e.g. ``dut.u_mem``) in bulk, through
-    the file ``path`` (`backdoor_path()` in a simulation)."""
+    """Writes words into one axi_ram instance (e.g. ``dut.u_mem``) in bulk, through ``path``."""
 
     def __init__(self, ram, path: Path):
         self.ram, self.path = ram, path
-        # loads asked for: counted here, since a value set lands only at the next write phase;
-        # from the memory's count at the first load (a test may follow another in one
-        # process; before its initial block has run, Icarus reads the count as X)
+        # loads asked for, counted here (a value set lands only at the next write phase) from
+        # the memory's count at the first load (before its initial block Icarus reads X)
         self.asked: int | None = None
         self.pending = 0  # bytes of the file the memory has not read yet
 
@@ -39,10 +36,8 @@ class FileLoad:
         return known(self.ram.backdoor_ack.value, "axi_ram backdoor_ack")
 
     def __call__(self, addresses: np.ndarray, values: np.ndarray) -> None:
-        """Memory word ``addresses[i]`` becomes ``values[i]`` at the next rising clock edge.
-
-        Lines the memory has not read yet stay in the file and this load adds to them, so every
-        load asked for in one time step lands."""
+        """Memory word ``addresses[i]`` becomes ``values[i]`` at the next rising clock edge; lines
+        not read yet stay in the file, so every load of one time step lands."""
         lines = "".join(f"@{address:x} {value:x}\n"
                         for address, value in zip(addresses.tolist(), values.tolist(),
                                                   strict=True)).encode()

@@ -1,9 +1,7 @@
 """Bulk backdoor access to a memory array, through a mirror of what the testbench put there.
 
-Backdoor writes cost microseconds a word, so the mirror remembers what each word was last written
-or read as, and a bulk write touches only the words that change: the program and weights once per
-program, the gathered rows once per step. Any unpacked array of 32-bit words works: chip_harness's
-external memory (``u_mem.mem``) or a block harness's scratchpad (``u_sram.mem``)."""
+Backdoor writes cost microseconds a word, so the mirror remembers each word's last known value
+and a bulk write touches only the words that change. Any unpacked array of 32-bit words works."""
 
 from __future__ import annotations
 
@@ -15,20 +13,12 @@ from model.chip.machine import words
 
 
 class UnknownValue(AssertionError):
-    """A value the testbench reads holds X or Z (only Icarus can show this).
-
-    The one exception type for an unknown value anywhere: the status, the counters, a memory
-    word, a write on the memory port; the scoreboard raises it naming the step.
-    """
+    """A value the testbench reads holds X or Z (only Icarus can show this), anywhere."""
 
 
 def known(value, what: str) -> int:
-    """The integer of a logic value, or UnknownValue if any bit is X or Z.
-
-    Parses the value's binary string (0, 1, X, Z as the simulator returned them), which
-    ``int(text, 2)`` rejects unless every character is 0 or 1; cocotb's ``is_resolvable``
-    builds a Logic object per bit instead, about 20 us a word.
-    """
+    """The integer of a logic value, or UnknownValue if any bit is X or Z (``int(text, 2)``
+    rejects them itself; cocotb's ``is_resolvable`` costs about 20 us a word)."""
     try:
         return int(str(value), 2)
     except ValueError:
@@ -36,11 +26,8 @@ def known(value, what: str) -> int:
 
 
 class Backdoor:
-    """One memory array of the design, and what the testbench knows it holds.
-
-    ``put`` writes words into the simulator: by default one VPI write each; a memory with a
-    bulk backdoor passes its own (verif.kit.file_load).
-    """
+    """One memory array of the design, and what the testbench knows it holds; ``put`` writes
+    words into the simulator (one VPI write each unless a bulk load is given)."""
 
     def __init__(self, array, size: int, name: str = "memory word",
                  put: Callable[[np.ndarray, np.ndarray], None] | None = None):
@@ -57,9 +44,7 @@ class Backdoor:
         return self.shadow.size
 
     def write(self, base: int, values) -> int:
-        """Write ``values`` at ``base``, skipping words that already hold them; returns how
-        many were written. Lands at the next simulator step (a bulk load: at the next rising
-        clock edge)."""
+        """Write ``values`` at ``base``, skipping words that hold them; returns how many changed."""
         wanted = words(values).reshape(-1)
         end = base + wanted.size
         stale = np.flatnonzero((self.shadow[base:end] != wanted) | ~self.known[base:end])
@@ -87,8 +72,7 @@ class Backdoor:
         return self.write(0, padded)
 
     def read(self, base: int, count: int) -> np.ndarray:
-        """Words base .. base + count - 1 as uint32, from the simulator; they become the known
-        contents."""
+        """Words base .. base + count - 1 as uint32, read from the simulator into the mirror."""
         self.fetch(np.arange(base, base + count))
         return self.shadow[base : base + count].copy()
 

@@ -1,8 +1,7 @@
 """Where the testbench's wall time goes: Python sections against the simulator.
 
-The benchmark needs the share of a decode spent in Python. Only synchronous sections are timed
-(code between two awaits), so the sum is pure Python time; the rest of the wall time is the
-simulator running the chip (and cocotb's scheduler).
+Only synchronous sections (code between two awaits) are timed, so their sum is pure Python time;
+the rest of the wall time is the simulator and cocotb's scheduler.
 """
 
 from __future__ import annotations
@@ -48,12 +47,8 @@ PROFILE_ENV = "TB_CPROFILE"  # a path: the run's cProfile statistics are written
 
 @contextmanager
 def cprofile_from_environment() -> Iterator[None]:
-    """cProfile the block when TB_CPROFILE names a file (pstats format); else do nothing.
-
-    For finding where a cocotb run's Python time goes: the simulator calls back into Python on
-    the one thread, so the profile sees every callback's Python (the simulator's own time falls
-    between the profiled calls). Read it with ``python -m pstats FILE``.
-    """
+    """cProfile the block when TB_CPROFILE names a file (``python -m pstats FILE``): it sees
+    every callback, since the simulator calls Python on the one thread."""
     import os
 
     path = os.environ.get(PROFILE_ENV)

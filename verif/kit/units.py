@@ -1,9 +1,7 @@
 """The units of each RTL module: what a failure report can point at (verif.kit.failure_point).
 
-Most modules belong to one unit; a few are shared (rowmem serves the softmax unit and the paged
-DMA, mem_if the controller's FETCH and the DMA), and sram and chip_top belong to every unit.
 Triage (verif/mutation/rtl_run.py) asks whether a caught mutant's report points at a unit of the
-module it broke; the mutants of an every-unit module are left out of that share."""
+module it broke; sram and chip_top belong to every unit and are left out of that share."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The writes of a unit harness's write log (hw/tb/write_log.v: one memory write port).
 
-Each entry is {cycle, address, data} (verif.kit.event_log reads the ring): the cycle counted from
-the command that caused it, so a block test names the cycle its first wrong word was written in.
-`WriteLog` hands the writes over command by command.
+Each entry is {cycle, address, data}, the cycle counted from the command that caused it, so a
+block test names the cycle its first wrong word was written in.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Simulation tests that share a build run in one simulator process: a pytest plugin.
 
-A test declares its simulation with ``@pytest.mark.sim_job(launch=factory)`` (``factory`` gets the
-test's parameters and ``node`` and returns that test's Launch) and reads its own run from the
-``sim_run`` fixture. A group is the tests of one file on one simulator (``scope_of``): the first to
-ask launches the whole group, and under pytest-xdist a group goes to one worker whole."""
+A test declares its simulation with ``@pytest.mark.sim_job(launch=factory)`` and reads its own run
+from the ``sim_run`` fixture. A group is the tests of one file on one simulator: the first to ask
+launches the whole group, and under pytest-xdist a group goes to one worker whole."""
 
 from __future__ import annotations
 
@@ -55,8 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def launch_of(item: pytest.Item) -> Launch:
-    """The test's Launch; a ``profile`` parameter names the external memory's profile, which
-    reaches the simulator as plusargs (sim.mem_profile), the ideal memory needing none."""
+    """The test's Launch; a ``profile`` parameter becomes the memory profile's plusargs."""
     factory: Callable[..., Launch] = item.get_closest_marker("sim_job").kwargs["launch"]
     params = dict(item.callspec.params)
     profile = PROFILES[params.pop("profile", IDEAL)]

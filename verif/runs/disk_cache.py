@@ -1,8 +1,7 @@
 """Results kept on disk under build/ as JSON, named by a digest of everything they depend on.
 
-A result that is a pure function of its inputs and of model/'s code (a calibration, the trained
-model's report) is computed once per machine: a change to an input or to model/'s sources changes
-the name, so it is computed again. An unwritable folder or unreadable file only costs the work.
+A result that is a pure function of its inputs and model/'s code is computed once per machine;
+an unwritable folder or unreadable file only costs the work.
 """
 
 from __future__ import annotations
@@ -56,11 +55,7 @@ CALIBRATION_DIR = BUILD_ROOT / "calibration"
 
 def cached_calibration(model: TinyLM, steps: int, window: int | None, sinks: int = 0,
                        cache_dir: Path = CALIBRATION_DIR) -> Calibration:
-    """model.compiler.quantize.calibrate's result, kept in ``cache_dir`` across runs and processes.
-
-    Stored as JSON (floats round-trip exactly); written atomically, so parallel runs can share
-    the folder; a folder that cannot be written only costs the recalibration.
-    """
+    """``calibrate``'s result, kept in ``cache_dir`` as JSON (floats round-trip exactly)."""
     digest = hashlib.sha256(repr((steps, window, sinks, np.__version__)).encode())
     for weights in (getattr(model, f.name) for f in fields(model)):
         digest.update(repr((weights.dtype.str, weights.shape)).encode())

@@ -1,22 +1,8 @@
 """A failing simulation run again, once, alone, with waves, and opened where it failed.
 
-When a simulation test fails (verif/runs/waves_on_failure.py asks), its run is repeated on the
-same configuration built with waves on (sim.runner.traced), alone, in the failing run folder's
-sibling ``<run folder>-waves`` (out/runs/<sim>/<node>/seed7 -> seed7-waves), emptied first. A
-pyuvm test is its Launch again (verif.runs.launch.traced_launch), a block test the run_test call
-its SimulationFailed carries (sim.runner.RunRequest). The failing run folder keeps its own files
-and gets waves.json: where the waves are and the command lines that open them there.
-
-The viewers (sim.wave_views) open at the failure's time, read in the waves folder (where the
-test ran alone: in a shared simulator process it ran at other times), the first found of:
-  1. the point the checker located (failure_point.json, verif.kit.failure_point: ``time_ns``);
-  2. when the pyuvm run recorded its failure (result.json: ``failure_time_ns``);
-  3. when the failing cocotb test stopped (results.xml: ``sim_time_stop``; block tests);
-else they show the whole run. The chip harness is shown through hw/gtkwave/chip.gtkw, any other
-harness by the variables of its top-level scope.
-
-WAVES_ON_FAILURE=0 switches the re-run off (the RTL mutation run does); under WAVES=1 the run
-has its waves already and is not repeated.
+The run is repeated with waves in the failing run folder's sibling ``<run folder>-waves``, and
+the failing folder gets waves.json: the viewers' files, opened at the failure time read where
+the test ran alone (README, "Re-running a failing simulation").
 """
 
 from __future__ import annotations
@@ -126,8 +112,7 @@ def _recorded(run_dir: Path, toplevel: str, test: str, failed: bool,
 
 def open_at_failure(waves: Path, toplevel: str, test: str, failed: bool,
                     since: float = 0.0) -> FailureWaves:
-    """The viewers' files for ``waves`` in its folder, at the failure time found there in
-    files written since ``since``."""
+    """The viewers' files for ``waves`` in its folder, at the failure time found there."""
     folder = Path(waves).parent
     time_ns, source = failure_time(folder, since)
     template = SAVE_TEMPLATES.get(toplevel)
@@ -139,8 +124,8 @@ def open_at_failure(waves: Path, toplevel: str, test: str, failed: bool,
 
 
 def failure_time(folder: Path, since: float = 0.0) -> tuple[float | None, str]:
-    """(time in ns, where it came from) of the failure a run folder records; the module's
-    docstring gives the order. Files older than ``since`` are an earlier run's."""
+    """(time in ns, its source) of a run folder's failure: the located point, else the recorded
+    failure, else the failing cocotb test's stop, from files written since ``since``."""
     point = read_point(folder) if _fresh(folder / POINT_FILE, since) else None
     if point is not None and point.time_ns is not None:
         return point.time_ns, f"{POINT_FILE}: {point.summary()}"

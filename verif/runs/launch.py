@@ -1,9 +1,8 @@
 """Running the decode environment from pytest or a script: build once, run, read the result.
 
-`chip_build` is the chip_harness build every run on a simulator shares. `run_decode`,
-`run_serving` and `run_programs` run one uvm_test of verif/tests/uvm_tests.py in its own run
-folder and return the result file, also when the simulation failed: the failure is kept, not
-raised, so that negative tests can inspect it."""
+`chip_build` is the build every chip run on a simulator shares. `run_decode` and `run_programs`
+run one uvm_test in its own run folder and return the result, failed or not, so that negative
+tests can inspect it."""
 
 from __future__ import annotations
 
@@ -33,16 +32,8 @@ from verif.runs.spec import DecodeSpec, ServingSpec, plan_to_json, spec_to_json
 COCOTB_MODULE = "verif.tests.uvm_tests"
 CHIP_TOPLEVEL = "chip_harness"
 HARNESS = ("axi_ram.v", "axi_checker.v", "event_log.v", "chip_harness.v")
-# The harness makes its own clock (no cocotb callback per clock edge); on Verilator that needs
-# --timing (C++20 coroutines: g++ 12 needs the standard named), and only the signals cocotb
-# reaches are public (chip_harness.v's control section) instead of every signal of the chip.
-# Measured with verif/bench/testbench.py: together about 45% less wall time per decode step on
-# Verilator (the HDL clock alone: no measurable change on Icarus).
-# CHIP_HARNESS_RECORD: the harness logs the memory port's writes (and, for a failed run's
-# report, the scratchpad's writes and the instructions' phases) and runs the cycle watchdog
-# (chip_harness.v), so no Python wakes per written word and no cocotb Timer is pending during a
-# run. Measured with verif/bench/testbench.py on Verilator: see
-# verif/agents/chip/write_monitor.py and verif/kit/bfm.py.
+# the harness's own clock (Verilator: --timing, C++20) and its write logs and cycle watchdog,
+# so no Python wakes per clock edge or written word (README, "How `make test` stays fast")
 HARNESS_DEFINES = {"CHIP_HARNESS_CLOCK": 1, "CHIP_HARNESS_RECORD": 1}
 VERILATOR_ARGS = ("--timing", "-CFLAGS", "-std=c++20", "--no-public-flat-rw")
 
@@ -63,7 +54,7 @@ def chip_build(sim: str, sources: Sequence[Path] | None = None,
 
 
 def waves_path(b: Build, run_dir: Path) -> str:
-    """Where the runner's waveform file of this run lands (sim.runner names it by simulator)."""
+    """Where the runner's waveform file of this run lands, or why there is none."""
     if not b.waves:
         return "not recorded (re-run with WAVES=1)"
     return str(waves_file(b, run_dir))
@@ -71,8 +62,7 @@ def waves_path(b: Build, run_dir: Path) -> str:
 
 @dataclass
 class DecodeRun:
-    """One job's run of a uvm test: its folder, its result file, and the error of the simulator
-    process it ran in (None when that process finished every job and passed)."""
+    """One job's run of a uvm test: its folder, its result, and its simulator process's error."""
 
     run_dir: Path
     result: dict | None
@@ -117,8 +107,7 @@ class Launch:
 def launch(b: Build, testcase: str, env: Mapping[str, str], seed: int,
            run_dir: Path | None = None, node: str | None = None,
            plusargs: tuple[str, ...] = ()) -> Launch:
-    """A job running the uvm test ``testcase`` with ``env`` (what it is asked to run), in the
-    run folder of the pytest ``node`` (default: the running test) and its re-run command."""
+    """A job running the uvm test ``testcase`` with ``env``, in the pytest ``node``'s run folder."""
     node = node or current_node()
     run_dir = Path(run_dir or default_test_dir(b, seed, node))
     job_env = {"DECODE_PLAN": "", "SERVING_SPEC": "", "PROGRAMS": "0", **env,
@@ -129,8 +118,7 @@ def launch(b: Build, testcase: str, env: Mapping[str, str], seed: int,
 
 
 def traced_launch(launch: Launch, run_dir: Path) -> Launch:
-    """The same job on the same configuration built with waves on, in ``run_dir``: a failing
-    test's run repeated alone to see its waves (verif/runs/failure_waves.py)."""
+    """The same job on the same configuration built with waves on, in ``run_dir``."""
     b = traced(launch.build)
     env = {**launch.job.env, "TB_WAVES": waves_path(b, run_dir)}
     return replace(launch, build=b, job=replace(launch.job, run_dir=str(run_dir), env=env))
@@ -172,8 +160,7 @@ def programs_job(testcase: str, programs: Callable[[str], int]) -> Callable[...,
 
 def run_launches(launches: Sequence[Launch]) -> list[DecodeRun]:
     """Run launches that share a batch key in one simulator process; a job the process did not
-    finish (the simulator crashed, or stopped the run) is run again alone, so that the job that
-    crashed it is named by its own failure. Never raises for a failing test."""
+    finish is run again alone, so a crash is named by its own test. Never raises for a failure."""
     first = launches[0]
     if any(other.batch != first.batch for other in launches):
         raise ValueError("launches of one process must share the build and the plusargs")
@@ -210,14 +197,7 @@ def run_decode(b: Build, testcase: str, plan: Sequence[DecodeSpec], seed: int,
                                        plusargs=plusargs)])[0]
 
 
-def run_serving(b: Build, spec: ServingSpec, seed: int,
-                run_dir: Path | None = None) -> DecodeRun:
-    """Run the serving uvm_test (ServingTest) on a build; never raises for a failing run."""
-    return run_launches([serving_launch(b, spec, seed, run_dir=run_dir)])[0]
-
-
 def run_programs(b: Build, testcase: str, seed: int, programs: int = 0,
                  run_dir: Path | None = None) -> DecodeRun:
-    """Run a program test (RandomProgramsTest, ErrorPathsTest); never raises for a failing
-    run."""
+    """Run a program test (RandomProgramsTest, ErrorPathsTest); never raises for a failure."""
     return run_launches([programs_launch(b, testcase, seed, programs, run_dir=run_dir)])[0]

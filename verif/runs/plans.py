@@ -1,9 +1,7 @@
 """The decode plans the tests, the main job and the report share: one definition each.
 
-The chapter's three decodes (32 steps of the structured model, W = None, 8, 4, pages of 4 rows);
-its exercises 1 (W = 8, pages of 1, 2, 4, 8, 16 rows) and 3 (W = 8, 2 attention sinks); the
-random-model plan, the fork plan, the negative tests' short plan and chip gather's; the trained
-model's decodes, greedy and teacher-forced on held-out text."""
+The chapter's three decodes and its exercises 1 and 3, the random-model, fork, short and chip
+gather plans, and the trained model's decodes."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ CHIP_GATHER_SHORT_STEPS = 16  # chip gather on Icarus: a freed page reused and r
 SHORT_PROGRAMS = 25  # random programs on Icarus (200 at full length)
 SHORT_REQUESTS = 7  # serving requests on Icarus (24): still preempts, hits and evicts
 SHORT_FORK = {"steps": 12, "fork_at": 6}  # the fork on Icarus: mid-page, both decodes trimmed
-# the error paths' illegal opcode at addresses 8 .. 1024 on Icarus (at full length 8 .. 8192: the
-# last three took seven eighths of the run, 2,000 instructions to reach address 8192)
+# the error paths' illegal opcode at addresses 8 .. 1024 on Icarus (at full length 8 .. 8192)
 SHORT_ERROR_ADDRESSES = 8
 
 
@@ -81,8 +78,7 @@ SERVING_REQUESTS = 24
 
 def serving_spec(batch_size: int, gather: str = "host",
                  n_requests: int = SERVING_REQUESTS) -> ServingSpec:
-    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows, the
-    rows moved by the host or, in chip gather, by the chip through block tables."""
+    """The serving workload (24 requests, W = 8) at batch size B over 16 pages of 4 rows."""
     suffix = "-chip" if gather == "chip" else ""
     return ServingSpec(f"workload-B{batch_size}{suffix}", batch_size=batch_size, window=8,
                        page_size=4, n_pages=16, gather=gather, n_requests=n_requests)
@@ -101,8 +97,7 @@ CHIP_FORK_PLAN = [replace(FORK_PLAN[0], name="random4-fork-chip", gather="chip")
 
 
 def fork_plan(sim: str, plan: list[DecodeSpec]) -> list[DecodeSpec]:
-    """A fork plan on ``sim``: at full length, or on Icarus SHORT_FORK (the fork still mid-page,
-    at the same slot of its page, and the parent past its window)."""
+    """A fork plan on ``sim``: at full length, or on Icarus SHORT_FORK."""
     return plan if runs_full(sim) else [replace(spec, **SHORT_FORK) for spec in plan]
 
 
@@ -119,9 +114,8 @@ BAD_PAGE_PLAN = [DecodeSpec("structured-bad-page", "structured", steps=12, windo
 
 TRAINED_START = 0  # the space (the most frequent character): a decode from a word boundary
 
-# The first held-out sequence of verif.report.trained's chip table ("currentl# onl# one standard
-# #a##i", "#" for <other>) as model.lm.corpus's tokens, spelled out so that importing the plans
-# does not read the corpus (0.3 s in every simulator process); test_trained_decode.py checks them.
+# the first held-out sequence of the trained report's chip table ("currentl# onl# one standard
+# #a##i"), spelled out so importing the plans does not read the corpus (test_trained_decode.py)
 TRAINED_TEXT = (10, 14, 8, 8, 1, 5, 2, 9, 15, 0, 7, 5, 9, 15, 0, 7, 5, 1, 0, 6, 2, 3, 5, 12, 3, 8,
                 12, 0, 15, 3, 15, 15, 4)
 

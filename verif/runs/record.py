@@ -1,9 +1,7 @@
 """The run's result file: written at the end of every simulation, passed or failed.
 
-pytest reads it after the simulator exits: the per-step counters to compare with the reference
-machine, each decode's tokens, a negative test's failure report, the timings and coverage files,
-and a serving run's numbers (``serving_summary``). It is written from a ``finally``, so that it
-exists even when a test fails."""
+pytest reads it after the simulator exits: per-step counters, tokens, the failure report, timings
+and a serving run's numbers. It is written from a ``finally``, so it exists when a test fails."""
 
 from __future__ import annotations
 
@@ -26,11 +24,7 @@ FAILING_IMAGE = "failing_image.npy"  # the memory image of the run that failed, 
 
 @dataclass
 class CheckedStep:
-    """One decode step the scoreboard compared.
-
-    The scoreboard raises at the first step that differs, so every step has ``mismatches`` 0
-    except, in a failing run, the last one: it keeps how many differences were found there.
-    """
+    """One decode step the scoreboard compared (only a failing run's last has mismatches)."""
 
     decode: str
     step: int
@@ -40,8 +34,7 @@ class CheckedStep:
     counters: dict[str, int]
     outputs: list[int]  # the output region's words, as the chip wrote them
     mismatches: int = 0  # differences the scoreboard found in this step (see scoreboard.py)
-    # the first request's new key and value rows as the host read them back: from the outputs
-    # (host gather) or the pools (chip gather stores them there only); empty without a status
+    # the first request's new key and value rows as the host read them back
     new_rows: list[list[int]] = field(default_factory=list)
 
 
@@ -53,11 +46,9 @@ class DecodeResult:
     tokens: list[int]
     pages_after: list[int | None]  # pages in use once each step has appended and trimmed
     programs_compiled: int
-    # words the page-table agent wrote into the chip's memory for each step's cached rows:
-    # the rows (host gather), or the block table and copy pair (chip gather)
+    # words the page-table agent wrote for each step's cached rows (rows, or table and pair)
     host_words: list[int] = field(default_factory=list)
-    # the decode checks' verdicts (verif.scoreboard.decode_checks.decode_verdicts): each
-    # check's problems, empty when it held; reports read these
+    # each decode check's problems (verif.scoreboard.decode_checks), empty when it held
     verdicts: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -77,8 +68,7 @@ class RunRecorder:
     failure: str | None = None  # the first exception a component raised, as text
     failure_type: str | None = None
     failure_point: FailurePoint | None = None  # where it happened, when its checker located it
-    # the simulation time when it was recorded: where a waveform viewer opens when the error
-    # carries no FailurePoint (verif/runs/failure_waves.py)
+    # the simulation time it was recorded: where the waves open without a FailurePoint
     failure_time_ns: float | None = None
 
     def where(self) -> str:
@@ -88,8 +78,7 @@ class RunRecorder:
                 f"  re-run with waves: {self.rerun}")
 
     def record_failure(self, error: BaseException) -> None:
-        """Keep the first failure: later ones are usually its consequences. Its point (the
-        unit, pc and cycle) goes to the run folder as well, for the waveform tools."""
+        """Keep the first failure (later ones are usually its consequences) and its point."""
         if self.failure is None:
             self.failure = str(error)
             self.failure_type = type(error).__name__
@@ -100,9 +89,7 @@ class RunRecorder:
                 write_point(self.run_dir, self.failure_point)
 
     def keep_image(self, image: np.ndarray) -> Path:
-        """Keep the memory image of the run that failed, so that it can be replayed on the
-        reference machine (model.chip.machine.run(np.load(path), trace=True)) without a
-        simulator."""
+        """Keep the memory image of the run that failed, to replay it on the reference machine."""
         path = self.run_dir / FAILING_IMAGE
         self.run_dir.mkdir(parents=True, exist_ok=True)
         np.save(path, np.asarray(image, dtype=np.uint32))
@@ -127,16 +114,14 @@ class RunRecorder:
             "rerun": self.rerun,
             **self.extra,
         }
-        # one line: json's C encoder runs only without indent (a serving run's 650 kB took
-        # 0.2 s indented); `python -m json.tool result.json` shows it indented
+        # one line: json's C encoder runs only without indent (`python -m json.tool` indents)
         path.write_text(json.dumps(body, default=plain))
         return path
 
 
 def plain(value: Any) -> Any:
-    """What json writes for a value it has no rule for: a record's fields (as ``asdict``
-    would give them, without its deep copy of every list: a serving run's 236 steps took
-    0.3 s that way), anything else as its text."""
+    """What json writes for a value it has no rule for: a record's fields (``asdict`` without
+    its slow deep copy), anything else as its text."""
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     return str(value)
@@ -165,8 +150,7 @@ def run_name(result: dict) -> str | None:
 
 def newest_results(names: set[str], since: float = 0.0,
                    root: Path | None = None) -> dict[tuple[str, str], dict]:
-    """The newest passed result file per (simulator, run name) among ``names``, written since
-    ``since``, under ``root`` (default: every run folder, sim.runner's RUNS_ROOT)."""
+    """The newest passed result per (simulator, run name) among ``names`` since ``since``."""
     found: dict[tuple[str, str], tuple[float, dict]] = {}
     for path in (root or RUNS_ROOT).rglob(RESULT_FILE):
         mtime = path.stat().st_mtime
@@ -200,7 +184,6 @@ def serving_summary(spec: ServingSpec, scheduler: Scheduler, vseq) -> dict[str, 
         "port_words": sum(r.counters.dma_words + r.counters.pt_words for r in vseq.responses),
         "host_words": sum(vseq.host_words),
         # the closed-form cycles of every request's attention
-        # (model.host.throughput.attention_cycles)
         "attention_cycles": sum(vseq.attention_cycles),
         "tokens_per_kilocycle": round(1000 * tokens / cycles, 4) if cycles else 0.0,
         "steps_per_kilocycle": round(1000 * stats.rows_computed / cycles, 4) if cycles else 0.0,

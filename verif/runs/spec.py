@@ -1,9 +1,7 @@
 """What a run is asked to do: a decode (``DecodeSpec``) or a serving workload (``ServingSpec``).
 
-Plain dataclasses that travel as JSON from pytest into the simulator (``DECODE_PLAN``,
-``SERVING_SPEC``) and back in the result file, so that both sides name a run the same way. Each
-builds what it describes from model/ (a decode's programs and reference decode, a serving run's
-scheduler), calibrated through the disk cache."""
+Dataclasses that travel as JSON from pytest into the simulator and back in the result file, so
+both sides name a run the same way; each builds what it describes from model/."""
 
 from __future__ import annotations
 
@@ -60,8 +58,7 @@ class DecodeSpec:
 
 
 def reference_decode(spec: DecodeSpec) -> Decode:
-    """The spec's decode by the reference host on the reference machine (its forced tokens
-    included), calibrated as ``programs()`` is."""
+    """The spec's decode by the reference host on the reference machine."""
     return decode(make_model(spec.model, spec.model_seed), spec.steps, spec.start, spec.window,
                   page_size=spec.page_size, n_pages=spec.n_pages, force=spec.force,
                   sinks=spec.sinks, gather=spec.gather)

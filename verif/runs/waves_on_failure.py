@@ -1,8 +1,7 @@
 """pytest plugin: a failing simulation test is run again once, alone, with waves on.
 
-While pytest makes the failing test's report, verif/runs/failure_waves.py repeats the run; the
-verdict stays, and a section "waves of this failure" names the waves and the commands that open
-them at the failure. Registered in pytest.ini; WAVES_ON_FAILURE=0 or WAVES=1 turn it off.
+The verdict stays; a section "waves of this failure" names the waves and the commands that open
+them at the failure. WAVES_ON_FAILURE=0 or WAVES=1 turn it off.
 """
 
 from __future__ import annotations

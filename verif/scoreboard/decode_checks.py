@@ -1,9 +1,8 @@
 """Decode-level checks: what a whole decode must show beyond its steps matching one by one.
 
-Checked once per decode test (its check_phase) against closed forms derived independently of the
-step rule they check: the tokens, the pages in use, one program per context, and cycles that stop
-growing once the window is full. Pure functions; ``decode_verdicts`` is what a run records, so that
-reports read the verdicts instead of deriving them again."""
+Checked once per decode test against closed forms derived independently of the step rule: the
+tokens, the pages in use, one program per context, cycles flat once the window is full. A run
+records ``decode_verdicts``, so reports read them instead of deriving them again."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class DecodeFacts:
 
 
 def decode_verdicts(facts: DecodeFacts) -> dict[str, list[str]]:
-    """Each check's problems (empty: it held): tokens (the rule or the forced inputs), pages
-    (the closed form), programs (one per context) and cycles (flat once the window is full)."""
+    """Each check's problems (empty: it held)."""
     return {"tokens": token_problems(facts.spec, facts.tokens), "pages": page_problems(facts),
             "programs": program_problems(facts),
             "cycles": cycle_problems(facts.spec, facts.totals)}

@@ -1,9 +1,8 @@
 """From a failing run to its cause: the first instruction whose writes or cycles differ.
 
-The scoreboard's first difference is at the end of a run (a logits word, a counter); the cause is
-usually earlier (a MATMUL's wrong word that a SOFTMAX read and a STORE copied out). So the
-reference machine runs the item again with its trace on, and its instructions are compared one by
-one with the harness's logs of writes and phases (README, "Reading a failure report")."""
+The first difference is at the end of a run; the cause is usually earlier. So the reference
+machine runs the item again with its trace on, and its instructions are compared one by one with
+the harness's logs of writes and phases (README, "Reading a failure report")."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class Phase:
 
 @dataclass(frozen=True)
 class ChipLogs:
-    """What the chip did in the run: its writes, stamped with their pc and cycles, and its
-    instructions' phases (the harness's logs)."""
+    """What the harness's logs say the chip did: its stamped writes and its phases."""
 
     sram: list[MemWrite]
     ext: list[MemWrite]
@@ -54,17 +52,8 @@ class Located:
 def locate(image, cfg: ChipConfig, logs: ChipLogs, error: tuple[int, int],
            counters: Counters | None = None, time_of=lambda bus_cycle: None,
            where: str = "") -> Located:
-    """The first wrong instruction of a run the scoreboard found different.
-
-    In program order, the first instruction that was not the one the reference machine ran
-    there, stopped with another error, wrote a different, missing or stray word (scratchpad or
-    external memory), or took other cycles than its cost formula; with every instruction right,
-    a wrong error code or counter is the controller's.
-
-    ``error`` is the chip's (error code, error pc) and ``counters`` its counters; ``time_of``
-    turns a bus cycle into the simulation time; ``where`` names the run (its step, requests
-    and contexts).
-    """
+    """The first instruction, in program order, the chip ran, stopped, wrote or timed otherwise
+    than the reference machine; with every one right, the error or counter is the controller's."""
     reference = machine.run(image, cfg, trace=True)
     trace = reference.trace
     sram, ext = _by_pc(logs.sram), _by_pc(logs.ext)

@@ -31,14 +31,12 @@ from verif.scoreboard.locate import ChipLogs, Located, Phase, locate
 
 
 class ScoreboardMismatch(LocatedError):
-    """The chip and the reference machine disagree; the message is the first difference and
-    the first wrong instruction, the point where that instruction went wrong."""
+    """The chip and the reference machine disagree: the first difference and wrong instruction."""
 
 
 def output_name(layout: Layout | None, address: int) -> str:
-    """The output word at ``address`` by name: logits[r2][i], tokens[r2], k_new[r2][i] or
-    v_new[r2][i] (request 2's), without the request in a layout of one; else 'outside the
-    outputs' (empty when there is no layout: a bare program's memory has no names)."""
+    """The output word at ``address`` by name, e.g. logits[r2][i] (request 2's; no request in a
+    layout of one), 'outside the outputs', or '' for a bare program's memory."""
     if layout is None:
         return ""
     one = layout.max_batch == 1
@@ -70,8 +68,7 @@ class Scoreboard(uvm_subscriber):
         self.check(item, observation, self.run_writes())
 
     def run_writes(self) -> list[MemWrite]:
-        """Every write received since the previous run ended, in bus order: this run's (a run
-        writes only after its start, and at least a cycle before its done rises)."""
+        """Every write received since the previous run ended, in bus order: this run's."""
         writes = []
         ok, write = self.writes.try_get()
         while ok:
@@ -133,12 +130,8 @@ class Scoreboard(uvm_subscriber):
 
     def expected_outputs(self, expected: machine.RunResult,
                          observation: ChipObservation) -> np.ndarray:
-        """The output region as the reference machine left it, where its program stored.
-
-        A step of fewer requests than the layout holds (or one stopped by an error) leaves the
-        words it does not store as an earlier run left them, in the chip as in the image's
-        zeros: those are not this run's to compare (the write check sees every word written).
-        """
+        """The output region as the reference machine left it where its program stored; the
+        words it did not store hold an earlier run's, not this run's to compare."""
         start, end = self.cfg.layout.outputs
         stored = np.zeros(end - start, dtype=bool)
         stored[[a - start for a in expected.written if start <= a < end]] = True
@@ -146,9 +139,8 @@ class Scoreboard(uvm_subscriber):
 
     def locate(self, item: ChipRunItem, observation: ChipObservation,
                writes: list[MemWrite]) -> Located:
-        """The first wrong instruction, from the harness's logs (a point with no pc and no
-        cycle, the run's name only, when the harness keeps none). A locator that fails says
-        so in the report, which still raises the run's first difference."""
+        """The first wrong instruction, from the harness's logs if it keeps them; a locator that
+        fails says so in the report, which still raises the run's first difference."""
         bfm = self.cfg.bfm
         if not bfm.records:
             return Located(FailurePoint(where=item.where()), [])
@@ -179,9 +171,8 @@ class Scoreboard(uvm_subscriber):
         return "\n".join(lines) + "\n" + self.cfg.recorder.where()
 
     def record(self, item: ChipRunItem, observation: ChipObservation, mismatches: int) -> None:
-        """Keep the step for the result file; a differing step keeps its count of
-        differences. Of bare programs (hundreds of them) only the cycles each waited on memory
-        are kept (``program_waits``: 0 on the ideal memory)."""
+        """Keep the step for the result file; of bare programs (hundreds) only the cycles each
+        waited on memory (``program_waits``)."""
         status = observation.status  # None when a status port was X (Icarus)
         if not isinstance(item, StepItem):
             if status is not None:

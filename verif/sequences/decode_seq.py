@@ -1,8 +1,7 @@
 """DecodeSeq: one request decoded on the chip, step by step, its KV cache paged.
 
-The page-table agent's host plans and finishes each step (model.host.decode, the step rule
-included); the sequence only moves the step between the two agents, so it runs on no
-sequencer of its own. `fork()` makes a second request that shares this one's pages.
+The page-table agent's host plans and finishes each step; the sequence only moves the step
+between the two agents, so it runs on no sequencer of its own.
 """
 
 from __future__ import annotations
@@ -21,14 +20,8 @@ from verif.sequences.send import send
 
 
 class DecodeSeq(uvm_sequence):
-    """Decode `spec.steps` tokens of one request on the chip agent and the page-table agent:
-
-        PREPARE (page-table agent: the step's plan; host gather: its rows into the chip's kc/vc
-                 memory; chip gather: its block table written, the new row's slot taken)
-        -> StepItem (chip agent; the scoreboard compares the run)
-        -> FINISH (page-table agent: the new row cached, the window's pages released, the next
-                   input chosen; chip gather: the pools read back and checked)
-    """
+    """Decode `spec.steps` tokens of one request: per step PREPARE (page-table agent), a
+    StepItem (chip agent, compared by the scoreboard), FINISH (page-table agent)."""
 
     def __init__(self, spec: DecodeSpec, chip_sqr: uvm_sequencer, pt_sqr: uvm_sequencer):
         super().__init__(f"decode_{spec.name}")
@@ -117,7 +110,6 @@ class DecodeSeq(uvm_sequence):
         return np.array([r.counters.cycles() for r in self.responses], dtype=np.int64)
 
     def program_cycles(self) -> list[int]:
-        """Each step's total cycles less its copy-on-write prologue: the step program's own,
-        which a window makes flat (a copy is the page table's work, not the step's)."""
+        """Each step's total cycles less its copy-on-write prologue (the page table's work)."""
         return [int(total) - copy for total, copy in zip(self.cycles()[:, 0], self.copy_cycles,
                                                          strict=True)]

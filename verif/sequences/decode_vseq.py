@@ -1,8 +1,6 @@
 """Virtual sequences: several decodes on the chip agent and the page-table agent.
 
-`DecodeVseq` runs the plan's decodes one after another, each in a fresh pool.
-`ForkDecodeVseq` decodes a request, forks a second one that shares its pages, and runs the
-two in turn, so appends hit shared pages (copy-on-write) and both are released at the end.
+`ForkDecodeVseq` runs a request and its fork in turn, so appends hit shared pages.
 """
 
 from __future__ import annotations
@@ -62,11 +60,8 @@ class ForkDecodeVseq(DecodeVseq):
 
 
 def child_spec(parent: DecodeSpec, parent_tokens: list[int], seed: int) -> DecodeSpec:
-    """The forked request: the parent's inputs up to the fork, then its own forced tokens.
-
-    The child's tokens after the fork are drawn from the run's seed and the decode's name, so
-    they do not depend on how many random numbers anything else drew.
-    """
+    """The forked request: the parent's inputs up to the fork, then its own forced tokens,
+    drawn from the run's seed and the decode's name alone."""
     rng = random.Random(f"{seed}/{parent.name}/fork")
     fork_at = parent.fork_at or 0
     own = [rng.randrange(VOCAB) for _ in range(parent.steps - fork_at)]

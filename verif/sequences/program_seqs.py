@@ -1,8 +1,7 @@
 """Bare programs on the chip agent: constrained-random programs, wide SOFTMAX rows, error paths.
 
-Each program is a ProgramItem (its whole memory image) checked by the scoreboard like any
-decode step, against the reference machine's one prediction. The directed programs reach what
-random ones do not: wide SOFTMAX ranges, and every error code at every bit of ``error_pc``.
+The scoreboard checks each like a decode step. The directed programs reach what random ones do
+not: wide SOFTMAX ranges, and every error code at every bit of ``error_pc``.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ def program_seed(run_seed: int, index: int) -> int:
 
 
 def random_program(run_seed: int, index: int, cfg: ChipConfig) -> ProgramItem:
-    """The ``index``-th random program of a run: its seed derives from the run's, so a failing
-    program is named by a number anyone can replay."""
+    """The ``index``-th random program of a run, named by a seed anyone can replay."""
     program = randprog.generate(program_seed(run_seed, index), cfg)
     return ProgramItem(f"program{index}", f"program {index} (program seed {program.seed})",
                        program.image, cfg.ext_words)
@@ -38,13 +36,8 @@ WIDE_SOFTMAX_DATA = 64  # the rows' external address; the result follows them
 
 def wide_softmax_program(rng: random.Random, length: int, spread: int,
                          cfg: ChipConfig) -> ProgramItem:
-    """LOAD a raw int8 row spanning exactly `spread`, SOFTMAX it, STORE the result.
-
-    Random programs' SOFTMAX inputs are requantized results, close together; these rows, as
-    long as SM_MAX, span up to the whole int8 range (exp-table indices 64 .. 255). The row's
-    low bytes hold the values (both ends present, in random order) and its upper bytes noise,
-    which SOFTMAX must ignore.
-    """
+    """LOAD a raw int8 row spanning exactly `spread` (random programs' lie close together),
+    noise in its upper bytes, SOFTMAX it, STORE the result."""
     length = min(length, cfg.sm_max)
     low = rng.randint(-128, 127 - spread)
     values = [low, low + spread, *(rng.randint(low, low + spread) for _ in range(length - 2))]
@@ -97,12 +90,8 @@ ERROR_AFTER = 100  # the STORE that must not run writes this many words past the
 
 
 def error_image(bad: isa.Instr, fillers: int = 0) -> np.ndarray:
-    """LOAD [1, 2, 3, 4], `fillers` filler instructions, `bad`, then a STORE of the loaded
-    words that must never run.
-
-    With no fillers the data sits at 100 (a case's table may point there) and the STORE writes
-    200; the bad instruction is at address 4 + 4 * fillers.
-    """
+    """LOAD [1, 2, 3, 4] (at 100 at least), `fillers` filler instructions, `bad` (at address
+    4 + 4 * fillers), then a STORE of the loaded words that must never run."""
     data = max(100, 4 * (fillers + 4))  # past the program and its HALT
     words = isa.assemble([isa.load(data, 0, 4), *([ERROR_FILLER] * fillers), bad,
                           isa.store(0, data + ERROR_AFTER, 4)])
@@ -114,8 +103,7 @@ def error_image(bad: isa.Instr, fillers: int = 0) -> np.ndarray:
 
 def error_address_fillers(cfg: ChipConfig, addresses: int = 0) -> list[int]:
     """Fillers that put an illegal opcode at address 2^b, for b = 3 up to the highest address
-    bit whose program fits the external memory (b = 2 is the plain cases' address 4); with
-    ``addresses``, only the lowest that many (each doubles the run: the highest is most of it)."""
+    bit that fits; with ``addresses``, only the lowest that many."""
     fillers = [(1 << b) // 4 - 1 for b in range(3, cfg.ext_words.bit_length())]
     fitting = [f for f in fillers if error_image(ILLEGAL, f).size <= cfg.ext_words]
     return fitting[:addresses] if addresses else fitting
@@ -123,9 +111,7 @@ def error_address_fillers(cfg: ChipConfig, addresses: int = 0) -> list[int]:
 
 def error_programs(cfg: ChipConfig, addresses: int = 0) -> list[ProgramItem]:
     """Each bad instruction of ERROR_CASES, then an illegal opcode at every power-of-two
-    address the memory holds (with ``addresses``, at the lowest that many), so that each bit
-    of ``error_pc`` is set and cleared (Verilator's toggle coverage). The STORE after the bad
-    instruction must never run: the scoreboard would see a write the machine did not make."""
+    address, so each bit of ``error_pc`` toggles; a STORE after it would be a stray write."""
     cases = [*((name, bad, 0) for name, bad in ERROR_CASES),
              *((f"illegal opcode at address {4 * (f + 1)}", ILLEGAL, f)
                for f in error_address_fillers(cfg, addresses))]

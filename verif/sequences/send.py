@@ -1,8 +1,7 @@
 """A leaf sequence that sends one item to one agent's sequencer and waits for its answer.
 
-The decode and serving sequences coordinate two agents (the chip and the page table), so they
-run on no sequencer of their own; each operation they need is one `ItemSequence` started on
-the right sequencer.
+The decode and serving sequences coordinate two agents, so they run on no sequencer of their
+own; each operation they need is one `ItemSequence` started on the right sequencer.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """ServingVseq: many requests served with continuous batching on one chip over one pool.
 
-The page-table agent's scheduler (model.host.serving) decides everything a server decides:
-arrivals, admission, preemption, prefix-cache hits, which requests run this step. The virtual
-sequence only moves each step through the two agents, the step interface of every host.
+The page-table agent's scheduler decides everything a server decides; the virtual sequence only
+moves each step through the two agents.
 """
 
 from __future__ import annotations
@@ -17,13 +16,8 @@ from verif.sequences.send import send
 
 
 class ServingVseq(uvm_sequence):  # virtual sequences end in Vseq (OpenTitan: _vseq)
-    """Serve the spec's workload to the end; `responses` holds every batched run.
-
-    Each step: PREPARE (page-table agent: the step planned, each request's cached rows or
-    block table written into the chip's memory), a StepItem (chip agent: one program for the
-    step's requests, compared by the scoreboard), FINISH (the chip's results written back,
-    the pool checked). An idle step (nothing arrived yet) finishes with no chip run.
-    """
+    """Serve the spec's workload to the end, a step at a time (PREPARE, a chip run unless the
+    step is idle, FINISH); `responses` holds every batched run."""
 
     def __init__(self, name: str = "serving_vseq", spec: ServingSpec | None = None,
                  chip_sqr: uvm_sequencer | None = None, pt_sqr: uvm_sequencer | None = None):

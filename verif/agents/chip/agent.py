@@ -1,8 +1,7 @@
 """The chip agent: sequencer, driver and the two monitors of one chip_harness.
 
-The monitors are always built: `monitor` (status, counters and outputs after each done) and
-`write_monitor` (every word written on the memory port). The sequencer and the driver only when the
-agent is active (ConfigDB `is_active`), so that a passive agent observes a chip someone else drives.
+The monitors are always built, the sequencer and the driver only when the agent is active, so
+that a passive agent observes a chip someone else drives.
 """
 
 from __future__ import annotations

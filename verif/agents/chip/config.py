@@ -18,9 +18,8 @@ DEFAULT_WATCHDOG_MARGIN = 1000  # cycles beyond the program's closed-form cost
 
 @dataclass
 class ChipAgentConfig:
-    """The BFM (the Python side of a virtual interface), the chip's parameters, the memory
-    layout of the steps it runs (None for bare programs), the watchdog's margin, and the run's
-    recorder, which keeps a failure and names the run in every report (``recorder.where()``)."""
+    """The BFM (the Python side of a virtual interface), the chip, the steps' memory layout
+    (None for bare programs), and the recorder that keeps a failure and names the run."""
 
     bfm: ChipBfm
     chip: ChipConfig

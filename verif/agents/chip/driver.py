@@ -1,8 +1,7 @@
 """The chip agent's driver: load, start, await done, with no per-cycle Python between the two.
 
-Memory is loaded in bulk through the mirror (verif.kit.memory), which writes only changed words:
-the program and the weights when the program changes, the x rows every step (the page-table agent
-writes the cached rows). The watchdog is the program's closed-form cycle cost plus a margin.
+Memory is loaded through the mirror, which writes only changed words; the watchdog is the
+program's closed-form cycle cost plus a margin.
 """
 
 from __future__ import annotations
@@ -20,12 +19,7 @@ from verif.kit.profiling import PROFILE
 
 
 class ChipDriver(uvm_driver):
-    """Drives ChipRunItems; answers each with the monitor's observation of that run.
-
-    The scoreboard compares a run inside the monitor's write, so it has done so before this
-    driver's fifo hands the observation over; an observation with an unknown value has no
-    decoded results.
-    """
+    """Drives ChipRunItems; answers each with the monitor's observation of that run."""
 
     def build_phase(self) -> None:
         self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
@@ -58,8 +52,7 @@ class ChipDriver(uvm_driver):
         return response
 
     def budget(self, item: ChipRunItem) -> int:
-        """The program's closed-form cycles, computed once per program: a decode runs the
-        same program step after step once its window is full."""
+        """The program's closed-form cycles, computed once per program (steps repeat one)."""
         program = item.program()
         if program is not self._costed[0]:
             self._costed = (program, program_cycles(program, self.cfg.chip))

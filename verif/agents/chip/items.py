@@ -1,8 +1,7 @@
 """The chip agent's sequence items: a chip run, and the chip's response to it.
 
-A chip run item carries what the chip's memory must hold and never an expected value: the
-scoreboard predicts each run from `image()`, once. A `StepItem` is one decode or serving step,
-a `ProgramItem` a bare program; the driver answers with a `ChipResponse` (`set_id_info`).
+An item carries what the chip's memory must hold, never an expected value: the scoreboard
+predicts each run from `image()`, once.
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ class ChipRunItem(uvm_sequence_item):
         raise NotImplementedError
 
     def loads(self) -> dict[int, np.ndarray]:
-        """What the chip driver writes before the run, {address: words} (the page-table agent
-        wrote the rest of the image)."""
+        """What the chip driver writes before the run, {address: words}."""
         raise NotImplementedError
 
     def program(self) -> np.ndarray:
@@ -45,8 +43,7 @@ class ChipRunItem(uvm_sequence_item):
 
 
 class StepItem(ChipRunItem):
-    """One decode or serving step: its program for B requests and their inputs
-    (model.compiler.inputs.StepInputs, either gather mode)."""
+    """One decode or serving step: its program for B requests and their inputs."""
 
     def __init__(self, name: str, label: str, step: int, inputs: StepInputs,
                  serving: bool = False):
@@ -83,17 +80,15 @@ class StepItem(ChipRunItem):
         return self.inputs.program.words
 
     def loads(self) -> dict[int, np.ndarray]:
-        """The program and the weights (the mirror skips them when unchanged) and the x rows;
-        the page-table agent wrote the cached rows or block tables."""
+        """The program, the weights and the x rows (the page-table agent writes the rest)."""
         program, layout = self.inputs.program, self.layout
         return {layout.program: program.words, layout.weights: program.weight_words,
                 **self.inputs.x_writes()}
 
     def read_results(self, outputs: np.ndarray, counters: Counters,
                      read: Callable[[int, int], np.ndarray]) -> list[StepResult]:
-        """Each request's outputs, from the observed output region and, in chip gather, its
-        new key and value rows from the pools (``read(address, count)``: the chip's external
-        memory)."""
+        """Each request's outputs, from the observed output region and, in chip gather, the new
+        rows ``read(address, count)`` from the pools."""
         layout = self.layout
         ext = np.zeros(layout.end, dtype=np.uint32)
         start, end = layout.outputs

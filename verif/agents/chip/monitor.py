@@ -1,9 +1,7 @@
 """The chip agent's monitor and its transaction: what the chip reports after each run.
 
-On each rising edge of done, one backdoor read of the status, the counters and the output region,
-after the write monitor has published the run's writes, so that the scoreboard holds them all when
-the observation arrives. Everything observed comes from the RTL after done, never from the
-reference model: a chip-side coverage hole means the hardware did not do it."""
+After each done, after the write monitor has published the run's writes, one backdoor read of the
+status, the counters and the outputs: all from the RTL, never from the reference model."""
 
 from __future__ import annotations
 
@@ -22,10 +20,8 @@ from verif.kit.profiling import PROFILE
 
 @dataclass
 class ChipObservation:
-    """One run of the chip, as observed at its pins and memory after done.
-
-    An X or Z is not raised here, where the step is unknown: it travels in ``unknown``, and the
-    scoreboard raises it as UnknownValue with its step."""
+    """One run of the chip, as observed after done; an X or Z travels in ``unknown`` to the
+    scoreboard, which knows the step."""
 
     status: ChipStatus | None  # None when a status port was X or Z (see `unknown`)
     outputs: np.ndarray  # the step layout's output region, uint32 (empty without a layout)

@@ -1,9 +1,7 @@
 """The chip agent's write monitor: every word the chip writes to its external memory.
 
-A word is written in each cycle with req and we of chip_harness's memory port high (one per W beat
-the memory accepts). `ExtWriteMonitor` publishes one `MemWrite` per word, in bus order, for the
-scoreboard. The words come from the harness's write log, read once after each done, so nothing runs
-in Python while the chip writes; a harness without the log gets a cocotb-bus monitor instead."""
+One `MemWrite` per word, in bus order, from the harness's write log read once after each done,
+so nothing runs in Python while the chip writes; without the log, a cocotb-bus monitor."""
 
 from __future__ import annotations
 
@@ -25,12 +23,8 @@ ADDRESS_BITS = dict(WRITE_ENTRY.fields)["address"]  # a logged write's address f
 
 @dataclass(frozen=True)
 class MemWrite:
-    """One word written on the memory port, as seen on the bus.
-
-    From the harness's log it also keeps ``stamp``, the entry's bits before the address
-    (bfm.WRITE_STAMP): when it was written and under which pc. Only a failed run's locator
-    reads them (`pc`, `run_cycle`, `bus_cycle`), so they are decoded then, not per write.
-    """
+    """One word written on the memory port; ``stamp`` (when, under which pc) is decoded only
+    when a failed run's locator asks."""
 
     address: int
     value: int  # uint32
@@ -72,10 +66,7 @@ def unknown_write(writes: Iterable[MemWrite]) -> str | None:
 
 
 class ExtWriteBusMonitor(BusMonitor):
-    """Recovers each write (req && we) of the memory port as a MemWrite and passes it to `_recv`.
-
-    Its callbacks (or its queue, without one) get one MemWrite per word written, in bus order.
-    """
+    """Recovers each write (req && we) of the memory port as a MemWrite and passes it to `_recv`."""
 
     _signals = ("req", "we", "addr", "wdata")  # mem_req, mem_we, mem_addr, mem_wdata
 
@@ -100,8 +91,7 @@ class WriteLogOverflow(AssertionError):
 
 
 def write_of(address: str, data: str, stamp: str = "") -> MemWrite:
-    """A MemWrite from the binary strings of the address and the data (and the log entry's
-    stamp); an X or Z in the address or data makes it unknown."""
+    """A MemWrite from binary strings; an X or Z in the address or data makes it unknown."""
     try:
         return MemWrite(int(address, 2), int(data, 2), stamp=stamp)
     except ValueError:
@@ -115,12 +105,8 @@ def logged_write(entry: str) -> MemWrite:
 
 
 class ExtWriteMonitor(uvm_monitor):
-    """Publishes one MemWrite per word the chip writes to external memory (analysis port `ap`).
-
-    From the harness's write log (`publish_run`, called by the chip monitor after each done;
-    `extract_phase`), else from a cocotb-bus monitor started in run_phase, before the test's
-    reset ends and long before the first STORE, running until the simulation ends.
-    """
+    """Publishes one MemWrite per word the chip writes to external memory (analysis port `ap`):
+    from the write log when the chip monitor asks after each done, else from a bus monitor."""
 
     def build_phase(self) -> None:
         self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
@@ -141,10 +127,7 @@ class ExtWriteMonitor(uvm_monitor):
                                               case_insensitive=False)
 
     def publish_run(self) -> None:
-        """Publish every write logged since the last call (a run has ended: done is high).
-
-        Nothing to do with the bus monitor, which published each write as it happened.
-        """
+        """Publish every write logged since the last call (a run has ended: done is high)."""
         if not self.reads_log:
             return
         with PROFILE.section("write_monitor"):

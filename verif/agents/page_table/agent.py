@@ -1,8 +1,7 @@
 """The page-table agent: the host's paged KV cache as a UVM agent.
 
-Its driver owns the PageTable and the step hosts on it (there are no pins: the "bus" is the
-table and the chip's memory for the cached rows); its analysis port publishes every finished
-operation for coverage.
+There are no pins: the driver owns the PageTable and the step hosts on it, and the analysis port
+publishes every finished operation for coverage.
 """
 
 from __future__ import annotations

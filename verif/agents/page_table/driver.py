@@ -1,9 +1,8 @@
 """The page-table agent's driver: the pool, a step host per request, and the checks around them.
 
-The hosts are the reference model's own (model.host.decode.PagedHost per request, or one
-model.host.serving.Scheduler owning the pool), driven through the step interface they share
-(PREPARE: ``prepare_step``; FINISH: ``finish_step``), so where a row lives, the step rule and
-the scheduling are defined once; the agent adds the chip's memory and the checks.
+The hosts are the reference model's own (a PagedHost per request, or one Scheduler), driven
+through their step interface, so the step rule and the scheduling are defined once; the agent
+adds the chip's memory and the checks.
 """
 
 from __future__ import annotations
@@ -30,19 +29,9 @@ class GatherMismatch(AssertionError):
 
 
 class PageTableDriver(uvm_driver):
-    """Applies PageOpItems; publishes each finished item on `ap`.
-
-    - PREPARE writes what the step's cached rows need into the chip's memory, only the words
-      that changed: in host gather the rows gathered into each request's kc/vc slot; in chip
-      gather each block table and the copy pair (verif/agents/page_table/pools.py);
-    - every gather is compared with a shadow that keeps each request's rows in a plain list
-      (the chapter's shadow model): rows that come back wrong through the block table fail at
-      the operation that read them;
-    - after every operation the table's invariants are re-derived from scratch
-      (model.kv.paged.check_invariants), and a serving run's scheduler checks its own;
-    - in chip gather, after every FINISH both pools are read back from the chip and compared
-      with the page table's pool, word for word (pool conservation).
-    """
+    """Applies PageOpItems; publishes each finished item on `ap`. Checks every gather against
+    a shadow of each request's rows, the table's invariants after every operation, and in chip
+    gather both pools after every FINISH, word for word."""
 
     def build_phase(self) -> None:
         self.cfg: ChipAgentConfig = ConfigDB().get(self, "", CHIP_CFG)
@@ -188,15 +177,13 @@ class PageTableDriver(uvm_driver):
     # ---- helpers ------------------------------------------------------------------------------
 
     def write_cache_rows(self, inputs) -> int:
-        """The cached rows' words (host gather) or the block tables (chip gather), into the
-        chip's memory; returns the words actually written."""
+        """Write the cached rows or block tables into the chip's memory; returns words written."""
         memory = self.cfg.bfm.memory
         return sum(memory.write(address, words)
                    for address, words in inputs.cache_writes().items())
 
     def check_against_shadow(self, rid: Hashable, host: PagedHost, inputs) -> None:
-        """The rows the step reads, through the block table, against the rows appended: in
-        host gather the rows written to the chip, in chip gather the rows its table names."""
+        """The rows the step reads through the block table, against the rows appended."""
         (request,) = inputs.requests
         keys, values = ((request.kc, request.vc) if request.kc is not None
                         else gather_plan(host.cache, request.plan))

@@ -1,7 +1,5 @@
-"""The page-table agent's sequence item: one operation of the step interface every host shares
-(model.host.decode, model.host.serving): PREPARE a step's inputs, FINISH it with the chip's
-results; around them the pool's set-up and a request's life (NEW, FORK, RELEASE, SERVE). The
-driver fills in `result`.
+"""The page-table agent's sequence item: PREPARE a step's inputs, FINISH it with the chip's
+results, and around them the pool's set-up and a request's life. The driver fills in `result`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Chip gather's KV pools in the chip's memory, as the page-table agent keeps and checks them.
 
-The chip reads and writes the rows itself (PLOAD, PSTORE, PCOPY); the agent writes block tables
-only. This keeps the memory side: the pools zeroed at the start, checked after every step against
-the page table's pool word for word, the freed pages that block tables name again (coverage), and
-the BAD_PAGE test's corrupted table."""
+The agent writes block tables only; this zeroes the pools, checks them after every step, counts
+freed pages named again (coverage) and corrupts the BAD_PAGE test's table."""
 
 from __future__ import annotations
 
@@ -40,16 +38,14 @@ class ChipPools:
         return len(set(pages) & self.freed)
 
     def corrupted(self, inputs: StepInputs) -> StepInputs:
-        """The step with its table's first page outside the pool: its first PLOAD must stop
-        with BAD_PAGE (the reference machine predicts it from the same table)."""
+        """The step with its table's first page outside the pool: its first PLOAD must stop."""
         (request,) = inputs.requests
         table = request.table.copy()
         table[1] = self.layout.pool.n_pages
         return replace(inputs, requests=(replace(request, table=table),))
 
     def check(self, table: PageTable, where: str) -> None:
-        """Pool conservation: the chip's pools, read back, against the page table's pool (every
-        held page holds exactly its rows, every free page what it held when it was freed)."""
+        """Pool conservation: the chip's pools, read back, against the page table's pool."""
         start, end = self.layout.pools
         problems = pool_differences(self.layout, self.memory.read(start, end - start), table)
         if problems:

@@ -17,20 +17,18 @@ from model.chip.isa import ChipConfig
 from model.paths import OUT, REPO_ROOT, RTL_DIR
 from verif.report.output import markdown_table, write_json
 
-# The units whose RTL changed, with the parameters the chip gives them. (The scratchpad's wide
-# port is left out: sram.v is a behavioural memory, which Yosys would build from flip-flops.)
+# The units whose RTL changed, with the chip's parameters (not sram.v: a behavioural memory,
+# which Yosys would build from flip-flops).
 UNITS = {"softmax_unit": {"SM_MAX": ChipConfig().sm_max},
          "matrix_unit": {"ARRAY_N": ChipConfig().array_n, "K_MAX": ChipConfig().k_max}}
-# The revision before SOFTMAX's divider was pipelined and the matrix unit's reads widened: the
-# "before" column.
+# "before": the revision before SOFTMAX's divider was pipelined and the matrix unit's reads widened
 BASELINE = "9b3b4ec"
 ENSURE_PACKAGES = REPO_ROOT / "scripts" / "ensure_system_packages.sh"
 
 
 @dataclass(frozen=True)
 class ModuleCost:
-    """One synthesized module's own gates (its submodules are modules of their own), or, named
-    TOTAL, the whole unit's: every instance of every module."""
+    """One synthesized module's own gates (not its submodules'), or, named TOTAL, the unit's."""
 
     module: str
     cells: int
@@ -41,10 +39,8 @@ TOTAL = "total"
 
 
 def module_costs(stat: str) -> list[ModuleCost]:
-    """The sections of Yosys's `stat` (``=== name ===``), the last one the unit's total (Yosys
-    calls it the design hierarchy; a unit with no submodule has none, and is its own total).
-    Cells are generic gates (``$_AND_`` ..); a flip-flop is one whose type names a DFF, with or
-    without an enable or a reset."""
+    """The sections of Yosys's `stat` (``=== name ===``), the last the unit's total (the design
+    hierarchy; a unit without submodules is its own). A flip-flop's gate type names a DFF."""
     costs = []
     for name, body in re.findall(r"^=== (.+?) ===\n(.*?)(?=^=== |\Z)", stat, re.M | re.S):
         gates = [(kind, int(n)) for kind, n in re.findall(r"^\s+(\$_\w+)\s+(\d+)$", body, re.M)]

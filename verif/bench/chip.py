@@ -1,10 +1,7 @@
 """Simulated chip cycles per second: reference machine, Icarus and Verilator (cocotb and replay).
 
-Every engine runs the same constrained-random programs (the seeds of
-verif/sequences/program_seqs.py's `random_programs`), so the figures are comparable; builds are made
-before timing starts. Prints one table from one run and writes out/bench_chip.json.
-
-    python -m scripts.bench chip [--programs 100]
+Every engine runs the same constrained-random programs (program_seqs' seeds), builds made before
+timing starts; out/bench_chip.json. ``python -m scripts.bench chip [-- --programs 100]``
 """
 
 from __future__ import annotations
@@ -25,18 +22,11 @@ from verif.sequences.program_seqs import program_seed
 RUN_SEED = 1
 
 
-def programs(count: int) -> list[randprog.RandomProgram]:
-    return [randprog.generate(program_seed(RUN_SEED, i)) for i in range(count)]
-
-
 def timed(action: Callable[[], object]) -> float:
+    """Seconds one call of ``action`` takes (the benchmarks' plain timer)."""
     started = time.perf_counter()
     action()
     return time.perf_counter() - started
-
-
-def reference_seconds(progs: list[randprog.RandomProgram]) -> float:
-    return timed(lambda: [machine.run(p.image) for p in progs])
 
 
 def cocotb_seconds(sim: str, count: int) -> float:
@@ -59,13 +49,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=100)
     count = parser.parse_args(argv).programs
-    progs = programs(count)
+    progs = [randprog.generate(program_seed(RUN_SEED, i)) for i in range(count)]
     expected = [machine.run(p.image) for p in progs]
     cycles = sum(r.counters.total for r in expected)
     records_file = RUNS_ROOT / "bench_chip" / "records.hex"
     write_records(records_file, [Record(p.image, [(0, p.ext_used)], r)
                                  for p, r in zip(progs, expected, strict=True)])
-    rows = [("reference machine (numpy)", reference_seconds(progs))]
+    rows = [("reference machine (numpy)", timed(lambda: [machine.run(p.image) for p in progs]))]
     for sim in SIMULATORS:
         rows.append((f"{sim}, pyuvm env (backdoor loads)", cocotb_seconds(sim, count)))
         rows.append((f"{sim}, replay testbench", replay_seconds(sim, records_file)))

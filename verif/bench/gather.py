@@ -1,24 +1,15 @@
 """What the block-table indirection costs: chip gather against host gather, pages of 1 .. 16 rows.
 
-The chapter's W = 8 decode in both modes on the reference machine (the RTL's cycles, counter for
-counter), at the steady state, per page size: cycles and their ratio, the paged unit's cost per
-row against a plain LOAD, the block-table words read (GPU paged attention reports 20-26% of
-kernel time for them). ``python -m scripts.bench gather`` writes out/bench_gather.json.
+The chapter's W = 8 decode in both modes on the reference machine (the RTL's cycles), at the
+steady state: cycles, the paged unit's cost per row against a LOAD, the block-table words read.
+``python -m scripts.bench gather`` writes out/bench_gather.json.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from model.chip.isa import (
-    ChipConfig,
-    Op,
-    exec_cycles,
-    paged_geometry,
-    program_cycles,
-    read_cycles,
-    table_phase_cycles,
-)
+from model.chip import isa
 from model.host.decode import decode
 from model.lm.tiny_lm import make_model
 from verif.report.output import text_table, write_json
@@ -49,26 +40,26 @@ class GatherCost:
 
 def cost(page_size: int) -> GatherCost:
     spec = chapter_spec(EXERCISE_WINDOW)
-    model, cfg = make_model(spec.model, spec.model_seed), ChipConfig()
+    model, cfg = make_model(spec.model, spec.model_seed), isa.ChipConfig()
     n_pages = max(4, 64 // page_size)  # the pool must fit the chip's external memory
     runs = {gather: decode(model, CHAPTER_STEPS, spec.start, EXERCISE_WINDOW,
                            page_size=page_size, n_pages=n_pages, gather=gather)
             for gather in ("host", "chip")}
     host, chip = (runs[g].records[-1] for g in ("host", "chip"))
     program = chip.inputs.program.instructions()
-    ploads = [i for i in program if i.op == Op.PLOAD]
-    pstores = [i for i in program if i.op == Op.PSTORE]
+    ploads = [i for i in program if i.op == isa.Op.PLOAD]
+    pstores = [i for i in program if i.op == isa.Op.PSTORE]
     host_layout = host.inputs.program.layout
     stores = [i for i in host.inputs.program.instructions()  # host gather's of the new rows
-              if i.op == Op.STORE and i.a in (host_layout.k_new, host_layout.v_new)]
+              if i.op == isa.Op.STORE and i.a in (host_layout.k_new, host_layout.v_new)]
     rows = ploads[0].length
-    load_cycles = read_cycles(rows * ploads[0].m, cfg)  # a LOAD of the same words
+    load_cycles = isa.read_cycles(rows * ploads[0].m, cfg)  # a LOAD of the same words
     return GatherCost(page_size, host.cycles[0], chip.cycles[0],
-                      chip.cycles[0] / host.cycles[0], paged_geometry(ploads[0]).entries,
-                      exec_cycles(ploads[0], cfg) / rows, load_cycles / rows,
+                      chip.cycles[0] / host.cycles[0], isa.paged_geometry(ploads[0]).entries,
+                      isa.exec_cycles(ploads[0], cfg) / rows, load_cycles / rows,
                       chip.result.counters.pt_words,
-                      sum(table_phase_cycles(i, cfg) for i in ploads),
-                      program_cycles(pstores, cfg) - program_cycles(stores, cfg))
+                      sum(isa.table_phase_cycles(i, cfg) for i in ploads),
+                      isa.program_cycles(pstores, cfg) - isa.program_cycles(stores, cfg))
 
 
 def main() -> None:

@@ -1,9 +1,7 @@
 """Benchmark: our page table against the chapter's, on a decode trace; then example B's timing.
 
-The trace is the serving loop's use of a page table (16 requests, 400 steps, W = 64, pages of
-16: append, gather into contiguous kc/vc, trim). Both tables run it, first checked identical
-gather by gather, then timed, best of REPEATS; the aim (issue 14): at least AIM times the
-chapter's speed. ``python -m scripts.bench paged`` writes out/bench_paged.json.
+The trace is the serving loop's use of a page table (append, gather into contiguous kc/vc,
+trim); both tables run it, checked identical, then timed. ``python -m scripts.bench paged``
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import numpy as np
 
 from model.kv.paged import PageTable
 from model.kv.step_rule import context_size, trim_point
+from verif.bench.chip import timed
 from verif.report import example_b
 from verif.report.output import write_json
 
@@ -33,20 +32,13 @@ AIM = 3.0  # issue 14, goal 4: at least 3 times the chapter's speed
 KV = tuple[np.ndarray, np.ndarray]  # a gather: kc, vc, each (rows, DIM) and C-contiguous
 
 
-# ---- the baseline: the chapter's page table --------------------------------------------------
-
-
 class ChapterOutOfPages(Exception):
     """The chapter's exhaustion error."""
 
 
 class ChapterPageTable:
-    """The chapter's page table, transcribed: block tables in dicts, the pool a list of lists.
-
-    A row is whatever was appended (the chapter appends a (k, v) pair); ``rows`` returns a
-    list of rows, read one by one through the block table. The free list is a stack that
-    hands out page 0 first; copy-on-write copies a shared last page before writing into it.
-    """
+    """The chapter's page table, transcribed: block tables in dicts, the pool a list of lists,
+    a row whatever was appended (a (k, v) pair), read one by one through the block table."""
 
     def __init__(self, n_pages: int, page: int = 4) -> None:
         self.page = page
@@ -120,9 +112,6 @@ class ChapterPageTable:
         return len(self.ref) - len(self.free)
 
 
-# ---- one step of the trace, per table ----------------------------------------------------------
-
-
 def chapter_step(table: ChapterPageTable, rid: int, row: tuple[np.ndarray, np.ndarray],
                  lo: int, keep_from: int) -> KV:
     """Append, gather rows lo.. as the chapter's host builds kc/vc (row by row), trim."""
@@ -140,9 +129,6 @@ def our_step(table: PageTable, rid: int, row: np.ndarray, lo: int, keep_from: in
     kc, vc = np.ascontiguousarray(table.rows(rid, lo, table.length(rid)).swapaxes(0, 1))
     table.trim(rid, keep_from)
     return kc, vc
-
-
-# ---- the trace -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -242,18 +228,9 @@ def compare_tables(trace: DecodeTrace) -> Comparison:
 
 def time_example_b() -> dict[str, float]:
     """Seconds (best of 3) for each computed part of example B, without printing."""
-    parts = {
-        "part1": example_b.memory_waste_rows,
-        "part2": example_b.prefix_sharing_rows,
-        "part4": example_b.serving_rows,
-    }
-    return {name: min(_timed(run) for _ in range(3)) for name, run in parts.items()}
-
-
-def _timed(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
+    parts = {"part1": example_b.memory_waste_rows, "part2": example_b.prefix_sharing_rows,
+             "part4": example_b.serving_rows}
+    return {name: min(timed(run) for _ in range(3)) for name, run in parts.items()}
 
 
 def main() -> None:

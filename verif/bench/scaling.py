@@ -1,32 +1,8 @@
 """Benchmark: the cost of one decode step against its context and against the pool's size.
 
-Issue 14, goal 5. For each engine (the reference machine, Icarus and Verilator) the cost of one
-decode step of the chapter's structured model, measured in one run:
-
-* against context: the steps of one decode with no window (host gather), at a handful of
-  contexts from 1 to the longest the chip takes (``model.compiler.max_context``: a step's scores
-  are one SOFTMAX and its weighted sum one MATMUL over the context);
-* against pool size: the steady-state step (window POOL_WINDOW, pages of POOL_PAGE_SIZE rows) of
-  a decode whose pool holds 8 .. 1024 pages, in both gather modes. Chip gather keeps the pool in
-  the chip's external memory and reads the rows through the block table (model.paged_programs),
-  so this sweep runs on a chip with the most external memory (EXT_WORDS = 65536, POOL_CFG);
-  host gather gathers the rows with the page table (its time per gather is reported too) and the
-  chip never sees the pool. The pool holds the one decoding request; its other pages are free
-  and zero, so the replay testbench loads the same words whatever the pool's size (a full pool
-  would add its words to each record's image load: a cost of the replay, not of the step).
-
-Cycles come from the reference machine's counters, which the RTL equals exactly (the replay
-testbench checks them for every record). Time per step, wall and CPU (the CPU time is the
-steadier on a shared machine): the reference machine, best of MACHINE_REPEATS runs; each
-simulator, the replay testbench's marginal cost per record (a run of COPIES[sim] copies of the
-step minus a run of one copy, so start-up and builds cancel; each the best of
-REPLAY_REPEATS[sim] runs).
-Then the growth is fitted and stated: cycles = a + b * context by least squares with its R^2
-(linear), and max / min over pool sizes (flat). Prints the tables and the statements, writes
-out/bench_scaling.json and out/plots/bench_scaling.png. About a minute; the first run also
-builds the replay testbench for POOL_CFG (builds are cached).
-
-    python -m scripts.bench scaling
+Exact cycles and wall and CPU ms per step on the reference machine, Icarus and Verilator (the
+replay testbench's marginal cost per record), with the growth fitted: linear in the context,
+flat in the pool (README, "How the scaling benchmark measures"). ``python -m scripts.bench scaling``
 """
 
 from __future__ import annotations
@@ -50,6 +26,7 @@ from model.lm.tiny_lm import TinyLM, make_model
 from model.paths import OUT, PLOTS
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
+from verif.bench.testbench import step_record
 from verif.report.output import save_figure, subplots, text_table, write_json
 
 BENCH_DIR = OUT / "bench_scaling"
@@ -66,9 +43,6 @@ GATHER_REPEATS = 2000  # host gathers timed per pool size (a few microseconds ea
 COPIES = {"icarus": 8, "verilator": 100}  # records per timed replay run (Icarus: ~0.3 s each)
 REPLAY_REPEATS = {"icarus": 2, "verilator": 5}  # best of, per timed replay run
 ENGINES = ("machine", *SIMULATORS)
-
-
-# ---- the measured steps --------------------------------------------------------------------------
 
 
 @dataclass
@@ -98,14 +72,10 @@ class Cost:
 
 
 def step_case(label: str, step: StepRecord, cfg: ChipConfig) -> StepCase:
-    """A decode step as a replay record: the image, its outputs region, the machine's result."""
-    image = step.inputs.image()
-    layout = step.inputs.program.layout
-    expected = machine.run(image, cfg)
-    if expected.counters.cycles() != step.cycles:
+    record = step_record(step, cfg)
+    if record.expected.counters.cycles() != step.cycles:
         raise AssertionError(f"{label}: the image does not reproduce the decode's step")
-    return StepCase(label, cfg, Record(image, [(layout.logits, layout.end - layout.logits)],
-                                       expected))
+    return StepCase(label, cfg, record)
 
 
 def context_points(cfg: ChipConfig) -> list[int]:
@@ -129,14 +99,10 @@ def pool_case(model: TinyLM, n_pages: int, gather: str) -> StepCase:
     return step_case(f"pool {n_pages} {gather}", run.records[-1], POOL_CFG)
 
 
-# ---- timing ------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Timing:
-    """Seconds of one action: wall time, and CPU time (this process's and its children's:
-    the simulators run as child processes). Other processes on a shared machine stretch the
-    wall time; the CPU time hardly moves, so it shows the growth when the wall time is noisy."""
+    """Seconds of one action, wall and CPU (with the child processes': the simulators). Other
+    processes stretch the wall time; the CPU time shows the growth when the wall time is noisy."""
 
     wall: float
     cpu: float
@@ -189,17 +155,14 @@ def replay_ms(sim: str, case: StepCase, folder: Path) -> Timing:
 
 def measure(case: StepCase, sims: Sequence[str] = SIMULATORS) -> Cost:
     """Cycles, and ms per step on the reference machine and on each of ``sims``."""
-    cost = Cost(case.cycles)
     timings = {"machine": machine_ms(case)}
     timings |= {sim: replay_ms(sim, case, BENCH_DIR) for sim in sims}
-    for engine, timing in timings.items():
-        cost.ms[engine], cost.cpu_ms[engine] = timing.wall, timing.cpu
-    return cost
+    return Cost(case.cycles, {engine: timing.wall for engine, timing in timings.items()},
+                {engine: timing.cpu for engine, timing in timings.items()})
 
 
 def host_gather_us(n_pages: int) -> float:
-    """Host gather's work per step on a pool of ``n_pages`` pages: the window's rows through the
-    page table (PageTable.rows), after POOL_STEPS appended rows and the window's trims."""
+    """Microseconds of host gather's PageTable.rows at the steady state, on ``n_pages`` pages."""
     table = PageTable(n_pages, POOL_PAGE_SIZE, (2, 8), np.int8)
     table.new(0)
     for step in range(1, POOL_STEPS + 1):
@@ -209,12 +172,9 @@ def host_gather_us(n_pages: int) -> float:
     return 1e6 * best_of(lambda: table.rows(0, plan.lo, plan.hi), GATHER_REPEATS).wall
 
 
-# ---- the growth --------------------------------------------------------------------------------
-
-
 @dataclass
 class LinearFit:
-    """y = a + b * x by least squares, and R^2 (1: every point on the line)."""
+    """y = a + b * x, and R^2 (1: every point on the line)."""
 
     a: float
     b: float
@@ -222,7 +182,7 @@ class LinearFit:
 
 
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> LinearFit:
-    """Least squares; R^2 = 1 - residual / total sum of squares (1 when y does not vary)."""
+    """By least squares; R^2 = 1 - residual / total sum of squares (1 when y does not vary)."""
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     b, a = np.polyfit(x, y, 1)
     residual = float(((y - (a + b * x)) ** 2).sum())
@@ -237,11 +197,8 @@ def spread(values: Sequence[float]) -> float:
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Right-aligned columns; floats with 3 significant digits."""
-    return text_table(headers, [[_cell(value) for value in row] for row in rows])
-
-
-def _cell(value: object) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    return text_table(headers, [[f"{value:.3g}" if isinstance(value, float) else value
+                                 for value in row] for row in rows])
 
 
 def context_statement(contexts: Sequence[int], costs: Sequence[Cost]) -> str:
@@ -251,8 +208,8 @@ def context_statement(contexts: Sequence[int], costs: Sequence[Cost]) -> str:
 
 
 def time_statement(contexts: Sequence[int], costs: Sequence[Cost], kind: str) -> str:
-    """Each engine's ms per step (``kind`` "wall" or "cpu") against context: a simulator
-    follows the cycles, the reference machine (numpy per instruction, not per cycle) hardly."""
+    """Each engine's ms per step against context: a simulator follows the cycles, the reference
+    machine (numpy per instruction, not per cycle) hardly."""
     fits = {engine: linear_fit(contexts, [c.times(kind)[engine] for c in costs])
             for engine in costs[0].ms}
     return f"{kind} ms per step: " + "; ".join(
@@ -269,9 +226,6 @@ def pool_statement(costs: Sequence[Cost], what: str) -> str:
     return f"flat ({what}): max/min = " + "; ".join(parts)
 
 
-# ---- the report --------------------------------------------------------------------------------
-
-
 @dataclass
 class Sweeps:
     """Everything measured: the context sweep, the pool sweep per gather mode, host gathers."""
@@ -283,8 +237,8 @@ class Sweeps:
 
 
 def run_sweeps(model: TinyLM) -> Sweeps:
-    """Every case, measured; host gather's pool steps on the machine only (the chip's image
-    does not hold the pool, so the simulators would run the same record at every size)."""
+    """Every case; host gather's pool steps on the machine only (its image does not hold the
+    pool: the simulators would run the same record at every size)."""
     for sim in SIMULATORS:  # builds first, so no timed run pays for one
         for cfg in (CONTEXT_CFG, POOL_CFG):
             build_replay(sim, cfg)
@@ -364,9 +318,7 @@ def main() -> None:
           f"{POOL_PAGE_SIZE} rows, steady state: context {POOL_WINDOW}; EXT_WORDS "
           f"{POOL_CFG.ext_words})")
     print(pool_table(sweeps))
-    print()
-    for line in statements(sweeps):
-        print(line)
+    print("\n" + "\n".join(statements(sweeps)))
     data = {"contexts": sweeps.contexts,
             "context_costs": [asdict(c) for c in sweeps.context_costs],
             "context_fit": asdict(linear_fit(sweeps.contexts,

@@ -1,12 +1,8 @@
 """Benchmark: the pyuvm decode environment against the plain-Verilog replay testbench.
 
-The chapter's three decodes (96 steps) per simulator, in the environment (every step driven,
-observed, predicted, compared, covered) and replayed by hw/tb/replay_tb.v (no Python at run
-time): per step in steady state, per test in its own process and in a shared one, the share of
-Python by component, and the floor (the BFM alone, KitFloorTest) with the reference machine's
-prediction. Each time is the fastest of REPEATS runs: other work only ever adds time.
-
-    python -m scripts.bench testbench [-- --sim verilator]   (out/bench_tb[_<sim>].json)
+The chapter's three decodes per simulator, in the environment and replayed by hw/tb/replay_tb.v:
+per step, per test alone and in a shared process, Python's share, and the floor (the BFM alone),
+each the fastest of REPEATS runs. ``python -m scripts.bench testbench [-- --sim verilator]``
 """
 
 from __future__ import annotations
@@ -17,12 +13,13 @@ from dataclasses import asdict, dataclass
 
 from model.chip import machine
 from model.chip.isa import ChipConfig
-from model.host.decode import decode
+from model.host.decode import StepRecord, decode
 from model.kv.step_rule import context_size
 from model.lm.tiny_lm import make_model
 from model.paths import OUT
 from sim.replay import Record, build_replay, run_replay, write_records
 from sim.toolchain import SIMULATORS
+from verif.bench.chip import timed
 from verif.report.output import text_table, write_json
 from verif.runs.launch import chip_build, decode_launch, run_launches
 from verif.runs.plans import CHAPTER_WINDOWS, chapter_spec
@@ -31,9 +28,8 @@ from verif.runs.spec import DecodeSpec
 BENCH_DIR = OUT / "bench_tb"
 PLAN = [chapter_spec(window) for window in CHAPTER_WINDOWS]
 ALONE = chapter_spec(8)  # the decode of the one-test process
-# Verilator's runs are short (a replay of the plan's records takes about 0.1 s), so the
-# machine's other work shows in one run: each is repeated, and the replay that gives the cost
-# per record runs the records several times over. Icarus's take seconds.
+# Verilator's runs are short (a replay of the plan: 0.1 s), so the machine's other work shows:
+# each is repeated, and the replay that gives the cost per record runs the records several times.
 REPEATS = {"icarus": 1, "verilator": 3}  # runs of each measurement; the fastest counts
 REPLAY_COPIES = {"icarus": 1, "verilator": 4}  # the plan's records, replayed this many times
 
@@ -57,48 +53,33 @@ class Row:
     predict_step_ms: float = 0.0  # the reference machine's run of a record
 
     @property
-    def ratio_floor(self) -> float:
-        return self.floor_step_ms / self.replay_step_ms
-
-    @property
-    def ratio_floor_predicted(self) -> float:
-        return (self.floor_step_ms + self.predict_step_ms) / self.replay_step_ms
-
-    @property
-    def ratio_step(self) -> float:
-        return self.env_step_ms / self.replay_step_ms
-
-    @property
-    def ratio_one(self) -> float:
-        return self.env_one_s / self.replay_one_s
-
-    @property
-    def ratio_shared(self) -> float:
-        return self.env_shared_s / self.replay_shared_s
-
-    @property
-    def ratio_step_without_compile(self) -> float:
-        return (self.env_step_ms - self.compile_step_ms) / self.replay_step_ms
+    def ratios(self) -> dict[str, float]:
+        """The environment's times (and the floor's) over the replay's."""
+        replay = self.replay_step_ms
+        return {"ratio_step": self.env_step_ms / replay,
+                "ratio_one": self.env_one_s / self.replay_one_s,
+                "ratio_shared": self.env_shared_s / self.replay_shared_s,
+                "ratio_step_without_compile": (self.env_step_ms - self.compile_step_ms) / replay,
+                "ratio_floor": self.floor_step_ms / replay,
+                "ratio_floor_predicted": (self.floor_step_ms + self.predict_step_ms) / replay}
 
     def as_json(self) -> dict:
-        return {**asdict(self), "ratio_step": self.ratio_step, "ratio_one": self.ratio_one,
-                "ratio_shared": self.ratio_shared,
-                "ratio_step_without_compile": self.ratio_step_without_compile,
-                "ratio_floor": self.ratio_floor,
-                "ratio_floor_predicted": self.ratio_floor_predicted}
+        return asdict(self) | self.ratios
+
+
+def step_record(step: StepRecord, cfg: ChipConfig) -> Record:
+    """A decode step as a replay record: its image, output region and the machine's result."""
+    image = step.inputs.image()
+    layout = step.inputs.program.layout
+    return Record(image, [(layout.logits, layout.end - layout.logits)], machine.run(image, cfg))
 
 
 def replay_records(plan: list[DecodeSpec]) -> list[Record]:
-    """The plan's steps as replay records: image, output region, the machine's result."""
-    cfg, records = ChipConfig(), []
+    records = []
     for spec in plan:
         model = make_model(spec.model, spec.model_seed)
         run = decode(model, spec.steps, spec.start, spec.window, page_size=spec.page_size)
-        for record in run.records:
-            image = record.inputs.image()
-            layout = record.inputs.program.layout
-            records.append(Record(image, [(layout.logits, layout.end - layout.logits)],
-                                  machine.run(image, cfg)))
+        records += [step_record(step, ChipConfig()) for step in run.records]
     return records
 
 
@@ -116,16 +97,14 @@ def time_replay(sim: str, name: str, records: list[Record]) -> float:
 
 
 def best_environment(sim: str, plan: list[DecodeSpec], name: str) -> tuple[float, list[dict]]:
-    """The fastest process seconds of REPEATS runs of `time_environment`, and the result files
-    of the run whose decodes took the least time."""
+    """The fastest of REPEATS runs' seconds, and the result files of the fastest decodes."""
     runs = [time_environment(sim, plan, name) for _ in range(REPEATS[sim])]
     fastest = min(runs, key=lambda run: sum(r["timing"]["decode_s"] for r in run[1]))
     return min(seconds for seconds, _ in runs), fastest[1]
 
 
 def time_environment(sim: str, plan: list[DecodeSpec], name: str) -> tuple[float, list[dict]]:
-    """(process seconds, result files) of the environment with each decode a test (job) of
-    one simulator process."""
+    """(seconds, result files) of one simulator process running each decode as a test."""
     build = chip_build(sim)
     launches = [decode_launch(build, "PlanDecodeTest", [spec], seed=1,
                               run_dir=BENCH_DIR / sim / name / spec.name, node=spec.name)
@@ -150,13 +129,9 @@ def floor_step_ms(sim: str) -> float:
 
 def predict_step_ms(records: list[Record]) -> float:
     """Milliseconds per record of the reference machine's run, the fastest of three passes."""
-    cfg, passes = ChipConfig(), []
-    for _ in range(3):
-        started = time.perf_counter()
-        for record in records:
-            machine.run(record.image, cfg)
-        passes.append(1000 * (time.perf_counter() - started) / len(records))
-    return min(passes)
+    cfg = ChipConfig()
+    fastest = min(timed(lambda: [machine.run(r.image, cfg) for r in records]) for _ in range(3))
+    return 1000 * fastest / len(records)
 
 
 def compile_seconds() -> float:
@@ -196,9 +171,10 @@ def print_table(rows: list[Row]) -> None:
     print(text_table(["simulator", *(f"{what} {who}" for what in ("step", "own", "shared")
                                      for who in ("env", "replay", "ratio"))],
                      [[r.sim, *(f"{value:.2f}{unit}" for value, unit in (
-                         (r.env_step_ms, ""), (r.replay_step_ms, ""), (r.ratio_step, "x"),
-                         (r.env_one_s, ""), (r.replay_one_s, ""), (r.ratio_one, "x"),
-                         (r.env_shared_s, ""), (r.replay_shared_s, ""), (r.ratio_shared, "x")))]
+                         (r.env_step_ms, ""), (r.replay_step_ms, ""), (r.ratios["ratio_step"], "x"),
+                         (r.env_one_s, ""), (r.replay_one_s, ""), (r.ratios["ratio_one"], "x"),
+                         (r.env_shared_s, ""), (r.replay_shared_s, ""),
+                         (r.ratios["ratio_shared"], "x")))]
                       for r in rows], left=(0,)))
     print("\nPython in the environment's decode time, and per step the host's program compile:")
     for r in rows:
@@ -206,13 +182,13 @@ def print_table(rows: list[Row]) -> None:
                           for name, seconds in r.python_s.items())
         print(f"  {r.sim:<10} {100 * r.python_share:.1f}% (ms per step: {parts}); compile "
               f"{r.compile_step_ms:.2f} ms/step, ratio per step without it "
-              f"{r.ratio_step_without_compile:.2f}x")
+              f"{r.ratios['ratio_step_without_compile']:.2f}x")
     print("\nThe floor per step: the BFM alone (KitFloorTest: load, run, read; no pyuvm, no "
           "check), and with the reference machine's one prediction per step:")
     for r in rows:
-        print(f"  {r.sim:<10} floor {r.floor_step_ms:.2f} ms, {r.ratio_floor:.2f}x the replay; "
-              f"prediction {r.predict_step_ms:.2f} ms; floor and prediction "
-              f"{r.ratio_floor_predicted:.2f}x")
+        print(f"  {r.sim:<10} floor {r.floor_step_ms:.2f} ms, {r.ratios['ratio_floor']:.2f}x the "
+              f"replay; prediction {r.predict_step_ms:.2f} ms; floor and prediction "
+              f"{r.ratios['ratio_floor_predicted']:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,7 @@
 """Functional coverage of the AXI4 port's traffic: the covergroup ``axi.burst_cg``.
 
-Its points: burst lengths, bursts cut at a 4 KB boundary, back-to-back reads, reads outstanding at
-the unit's limit, error responses. The memory interface unit's block test samples every burst
-(verif/tests/blocks/mem_if_cocotb.py) and asserts every bin hit (`holes`), so that its stimulus
-cannot quietly stop covering one; its coverage.yml joins the regression's merged report."""
+The memory interface's block test samples every burst and asserts every bin hit (`holes`), so
+its stimulus cannot quietly stop covering one; its coverage.yml joins the merged report."""
 
 from __future__ import annotations
 

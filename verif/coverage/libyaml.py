@@ -1,9 +1,6 @@
-"""cocotb-coverage's YAML through libyaml: the same documents, written and read 5 to 7x faster.
-
-cocotb-coverage writes and reads its database with PyYAML's pure-Python emitter and parser; every
-simulation test exports one (0.1 s a decode run) and every report merges them. This module lets
-both run on libyaml, PyYAML's C implementation (the same bytes, the same values), when PyYAML's
-wheel has it; without it everything stays as it was."""
+"""cocotb-coverage's YAML through libyaml, PyYAML's C implementation: the same documents, written
+and read 5 to 7x faster (every simulation test exports one, every report merges them); without
+libyaml everything stays as it was."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Functional coverage of the testbench: every coverage point, one decorated function each.
 
-Five covergroups, a section each below (decode.step_cg, page_cg, chip_cg; serving.batch_cg,
-pool_cg), fed by the subscribers (verif/coverage/subscribers.py). Adding a point: the testplan's
-"Adding a coverage point". Bins that depend on what the tests run (windows, page sizes) come
-from the plans (verif.runs.plans), never written here.
+Five covergroups, a section each below, fed by verif/coverage/subscribers.py; bins that depend on
+what the tests run (windows, page sizes) come from the plans (verif.runs.plans). Adding a point:
+the testplan's "Adding a coverage point".
 """
 
 from __future__ import annotations
@@ -31,30 +30,20 @@ BATCH_POINTS: list[Callable] = []
 SERVING_POINTS: list[Callable] = []
 
 
-def on_step(point: Callable) -> Callable:
-    """Register a sampler called with every StepSample (in registration order)."""
-    STEP_POINTS.append(point)
-    return point
+def registrar(points: list[Callable]) -> Callable[[Callable], Callable]:
+    """A decorator that adds a point to ``points``: the subscriber samples them in this order."""
+    def register(point: Callable) -> Callable:
+        points.append(point)
+        return point
+
+    return register
 
 
-def on_page_op(point: Callable) -> Callable:
-    PAGE_POINTS.append(point)
-    return point
-
-
-def on_chip_run(point: Callable) -> Callable:
-    CHIP_POINTS.append(point)
-    return point
-
-
-def on_batch(point: Callable) -> Callable:
-    BATCH_POINTS.append(point)
-    return point
-
-
-def on_serving(point: Callable) -> Callable:
-    SERVING_POINTS.append(point)
-    return point
+on_step = registrar(STEP_POINTS)
+on_page_op = registrar(PAGE_POINTS)
+on_chip_run = registrar(CHIP_POINTS)
+on_batch = registrar(BATCH_POINTS)
+on_serving = registrar(SERVING_POINTS)
 
 
 def in_range(value, bounds: tuple[int, int]) -> bool:
@@ -62,17 +51,10 @@ def in_range(value, bounds: tuple[int, int]) -> bool:
     return value is not None and bounds[0] <= value <= bounds[1]
 
 
-def any_in_range(values, bounds: tuple[int, int]) -> bool:
-    return any(in_range(value, bounds) for value in values)
-
-
 def ranges(*bounds: tuple[int, int]) -> dict:
     """CoverPoint arguments for range bins, labelled 'lo..hi' (or 'lo' for one value)."""
     labels = [f"{lo}" if lo == hi else f"{lo}..{hi}" for lo, hi in bounds]
     return {"bins": list(bounds), "bins_labels": labels, "rel": in_range}
-
-
-# ---- samples -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -155,8 +137,6 @@ class ChipSample:
 
 
 # ---- decode.step_cg: the host's steps ------------------------------------------------------
-# One sample per decode step as planned: its plan (context, window, ...) and the pool's page
-# size, at the page table's PREPARE.
 
 
 @on_step
@@ -202,7 +182,6 @@ def cover_window_full(sample: StepSample) -> None:
 
 
 # ---- decode.page_cg: the paged cache -------------------------------------------------------
-# One sample per page-table operation.
 
 
 @on_page_op
@@ -257,9 +236,7 @@ def cover_cow_copy(sample: PageSample) -> None:
     """A host-gather append into a shared page, copied first."""
 
 
-# ---- decode.chip_cg: what the RTL reported -------------------------------------------------
-# One sample per run, from what the RTL reported after done: its status and its event counters
-# (hw/ISA.md, "Counters"), nothing else.
+# ---- decode.chip_cg: what the RTL reported (hw/ISA.md, "Counters") --------------------------
 
 
 @on_chip_run
@@ -303,9 +280,6 @@ def cover_error(sample: ChipSample) -> None:
     """Decode programs end on HALT (error paths are covered by verif/tests/test_chip.py)."""
 
 
-# ---- the database --------------------------------------------------------------------------
-
-
 def summary() -> dict[str, dict[str, float]]:
     """Coverage of each covergroup and point: covered bins, size and percentage."""
     return {name: {"covered": item.coverage, "size": item.size,
@@ -314,8 +288,8 @@ def summary() -> dict[str, dict[str, float]]:
 
 
 def reset() -> None:
-    """Forget every hit: a new test starts in the same process (cocotb-coverage keeps one
-    database per process, and each test's run folder must show that test's coverage alone)."""
+    """Forget every hit: cocotb-coverage keeps one database per process, and each test's run
+    folder must show that test's coverage alone."""
     for item in coverage_db.values():
         hits = getattr(item, "_hits", None)
         if hits is not None:
@@ -335,9 +309,7 @@ def export(run_dir) -> dict[str, str]:
 
 
 # ---- serving.batch_cg and serving.pool_cg: continuous batching over one pool ------------------
-# batch_cg: one sample per batched chip run as driven (batch size, gather mode). pool_cg: one
-# sample per scheduler operation (preemption, refusal, prefix-cache hit and eviction, pool
-# exhausted); serving shares full pages only, so its appends never copy (page_cg.cow_copy).
+# (serving shares full pages only: its appends never copy, page_cg.cow_copy is decode's)
 
 
 @dataclass

@@ -1,14 +1,10 @@
-"""`make coverage`: merge the per-run functional coverage databases and list the holes.
-
-Every passing decode run exports its cocotb-coverage database (coverage.yml) into its run
-folder; this merges them (out/coverage/merged.yml) and lists each covergroup and point.
+"""`make coverage`: merge the passing runs' functional coverage databases and list the holes.
 
     python -m scripts.coverage [RUNS_DIR]
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from cocotb_coverage.coverage import merge_coverage
@@ -16,18 +12,18 @@ from cocotb_coverage.coverage import merge_coverage
 from model.paths import OUT, RUNS_ROOT
 from verif.coverage import libyaml
 from verif.report.output import markdown_table, text_table
+from verif.runs.record import RESULT_FILE, read_result
 
 MERGED = OUT / "coverage" / "merged.yml"
 
 
+def passed(run_dir: Path) -> bool:
+    """The run passed: a negative test's broken chip covers nothing."""
+    return (run_dir / RESULT_FILE).exists() and read_result(run_dir).get("status") == "passed"
+
+
 def passing_runs(runs: Path) -> list[str]:
-    """Coverage files of runs that passed: a negative test's broken chip covers nothing."""
-    files = []
-    for path in sorted(runs.rglob("coverage.yml")):
-        result = path.parent / "result.json"
-        if result.exists() and json.loads(result.read_text()).get("status") == "passed":
-            files.append(str(path))
-    return files
+    return [str(path) for path in sorted(runs.rglob("coverage.yml")) if passed(path.parent)]
 
 
 def merge(runs: Path) -> dict:
@@ -44,11 +40,8 @@ def merge(runs: Path) -> dict:
 
 
 def current_model(files: list[str]) -> tuple[list[str], list[str]]:
-    """(files, stale files): the runs whose bins match those of the newest run's points.
-
-    cocotb-coverage cannot merge a point whose bins changed (a run kept from before a coverage
-    point was edited), so such runs are left out, and said so, rather than failing the merge.
-    """
+    """(files, stale files): the runs whose bins match the newest run's. cocotb-coverage cannot
+    merge a point whose bins changed (a run from before the point was edited): left out, said so."""
     bins = {path: bin_names(path) for path in files}
     newest = max(files, key=lambda path: Path(path).stat().st_mtime)
     matches = [path for path in files if compatible(bins[path], bins[newest])]
@@ -68,7 +61,6 @@ def compatible(points: dict[str, tuple[str, ...]], model: dict[str, tuple[str, .
 
 
 def merge_files(files: list[str], merged: Path) -> dict:
-    """Merge the given coverage.yml files into `merged` and return the merged database."""
     merged.parent.mkdir(parents=True, exist_ok=True)
     with libyaml.in_cocotb_coverage():
         merge_coverage(lambda message: None, str(merged), *files)
@@ -98,7 +90,6 @@ def report(database: dict) -> None:
 
 
 def to_markdown(database: dict) -> str:
-    """Every covergroup and point as a table row: coverage, each bin's hits, the holes."""
     return markdown_table(["group / point", "covered", "%", "hits per bin", "holes"],
                           rows(database, markdown=True), left=(0, 3, 4))
 

@@ -1,8 +1,5 @@
-"""The coverage collectors: one uvm_subscriber per covergroup family, feeding verif.coverage.points.
-
-They only turn a transaction into a sample and call the registered coverage points; the points
-themselves (bins, crosses) live in verif/coverage/points.py, one decorated function each.
-"""
+"""The coverage collectors: one uvm_subscriber per covergroup family, feeding verif.coverage.points
+(which holds the points themselves, one decorated function each)."""
 
 from __future__ import annotations
 
@@ -22,9 +19,8 @@ def _sample(registered, sample) -> None:
 
 
 class StepCoverage(uvm_subscriber):
-    """serving.batch_cg: each serving step (a layout of several requests) as the chip driver
-    started it. A decode step is sampled where its plan and page size are both known, by
-    PageTableCoverage; bare programs are chip_cg's only."""
+    """serving.batch_cg: each serving step (several requests) as the chip driver started it
+    (a decode step is PageTableCoverage's, which knows its plan and page size)."""
 
     def write(self, item: ChipRunItem) -> None:
         if isinstance(item, StepItem) and item.layout.max_batch > 1:

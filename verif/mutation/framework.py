@@ -1,9 +1,9 @@
 """Mutation testing, for the host's Python and the chip's Verilog alike.
 
-A mutant replaces one whole line of one file with a broken version. ``apply`` breaks a copy of the
-folders a check needs and verifies that exactly that line differs, so the working tree is never
-touched and a drifted line fails loudly; ``run_mutants`` runs a check on each copy, in parallel.
-The catalogues: verif/mutation/host_mutants.py, verif/tests/broken_chips.py (negative decodes)."""
+A mutant replaces one whole line of one file. ``apply`` breaks a copy and verifies that exactly
+that line differs (the working tree is never touched; a drifted line fails loudly); ``run_mutants``
+checks each copy, in parallel. Catalogues: host_mutants.py, rtl_generator.py, tests/broken_chips.py.
+"""
 
 from __future__ import annotations
 
@@ -98,11 +98,8 @@ def check_applies(mutant: Mutant, root: Path = REPO_ROOT) -> None:
 
 def apply(mutant: Mutant | None, workdir: Path, folders: Sequence[str],
           source: Path = REPO_ROOT) -> Path:
-    """Copy ``folders`` (relative to ``source``, the repository root by default) under
-    ``workdir``, break the copy.
-
-    Returns the copy's root, laid out like the repository; ``None`` makes an unbroken copy.
-    """
+    """Copy ``folders`` of ``source`` under ``workdir`` and break the copy (``None``: leave it
+    unbroken); returns the copy's root, laid out like the repository."""
     root = Path(workdir) / (mutant.name if mutant else "unbroken")
     shutil.rmtree(root, ignore_errors=True)
     for folder in folders:
@@ -128,16 +125,10 @@ def run_mutants(mutants: Sequence[Mutant], folders: Sequence[str],
                 control: Control | None = None) -> tuple[Outcome, list[Outcome]]:
     """The unbroken copy's outcome, then one outcome per mutant (checked in parallel).
 
-    The unbroken copy is the control: a mutant's verdict stands only if the check that decided
-    it passes on the unbroken code, so a run whose control fails has failed, whatever its
-    mutants did. Without ``control``, ``check`` runs the unbroken copy whole, first and
-    alongside the mutants. With it, the unbroken copy is checked after them, by
-    ``control(outcomes, copy)``: on the checks that decided their verdicts, which is all the
-    verdicts need, and much less than the whole check when mutants are caught early.
-
-    Every copy is made from a snapshot of ``folders`` taken when the run begins, once every
-    mutant is known to apply: an edit to the working tree during a long run changes nothing
-    of it, so no mutant can stop applying halfway.
+    The unbroken copy is the control (a verdict stands only if its deciding check passes there):
+    checked whole by ``check`` alongside the mutants, or after them by ``control(outcomes,
+    copy)``, on just the checks that decided. Every copy is made from a snapshot taken once all
+    mutants apply, so an edit to the working tree during a long run changes nothing of it.
     """
     for mutant in mutants:  # every mutant applies before anything runs
         check_applies(mutant, source)

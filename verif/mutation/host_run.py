@@ -1,10 +1,7 @@
 """Mutation run of the host: break the page table, the window and the host one line at a time.
 
-Each mutant of verif/mutation/host_mutants.py is applied to a copy of ``model/``, and the
-chapter's checks (CHECKS, or ``--checks``) run against it: every mutant must be caught, and the
-unbroken copy must pass. Writes out/mutate.json.
-
-    python -m scripts.mutants host [--workers N] [--group G] [--checks PATH ...]
+Every mutant of host_mutants.py must fail the chapter's checks (CHECKS) on its copy of model/, and
+the unbroken copy must pass them. ``python -m scripts.mutants host [--workers N] [--group G]``
 """
 
 from __future__ import annotations
@@ -23,9 +20,8 @@ from verif.mutation.stage_runner import run_stage
 from verif.report.output import text_table, write_json
 
 FOLDERS = ("model", "pytest.ini")
-# pytest's cache of each copy's last failures, kept between runs (the copies are temporary): a
-# mutant's checks start with the test that caught it last time (--failed-first), and stop there
-# (-x) if it still does; a mutant caught late in the checks took 3 s instead of 0.7 s
+# each copy's pytest cache, kept between runs: a mutant's checks start with the test that caught
+# it last time (--failed-first) and stop there (-x) if it still does
 CACHE_ROOT = REPO_ROOT / "build" / "host-mutants"
 CHECKS = ("model/tests/test_paged.py", "model/tests/test_tiny_lm.py", "model/tests/test_host.py")
 TIMEOUT_SECONDS = 300  # a hung run counts as caught (reported as a timeout), but never happens

@@ -1,12 +1,8 @@
 """RTL mutation run: generated mutants of every chip module against a suite, on Verilator.
 
-Each mutant (verif/mutation/rtl_generator.py) is mirrored into build/rtl-mutants/<name>/ (only
-changed files rewritten, so its builds stay valid) and runs its suite's stages there, cheapest
-first, each a subprocess under a wall-clock limit, until one catches it. Score = caught / built,
-non-equivalent mutants; a timeout is caught only when the testbench's watchdog fired. The
-unbroken copy must then pass every check that decided a verdict.
-
-    python -m scripts.mutants [--seed S] [--count N] [--sample K] [--workers 2] [--suite NAME]
+Each mutant runs its suite's stages in a mirror of the tree (build/rtl-mutants/<name>/, builds
+kept), cheapest first, until one catches it; score = caught / built, non-equivalent mutants.
+``python -m scripts.mutants [--seed S] [--count N] [--sample K] [--suite NAME]``
 """
 
 from __future__ import annotations
@@ -57,9 +53,8 @@ class Stage:
     timeout: float  # wall-clock seconds, building included
 
 
-# block: the mutated module's block test (verif/tests/test_blocks.py, BLOCK_OF); error-paths:
-# ErrorPathsTest; random-programs: RandomProgramsTest, PROGRAMS of them; decode: one short decode
-# (verif/runs/plans.py's SHORT_PLAN). chip-only: what the chip-level environment finds alone.
+# block: the mutated module's block test (BLOCK_OF); error-paths: ErrorPathsTest; random-programs:
+# PROGRAMS random programs; decode: one short decode (SHORT_PLAN). chip-only: the chip level alone.
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
                      Stage("random-programs", 420), Stage("decode", 300)),
@@ -98,9 +93,6 @@ class StageResult:
     unit: str | None = None  # the unit the failing test's report named (its failure point)
 
 
-# ---- the parent: mutants, copies, stages --------------------------------------------------------
-
-
 def block_tests() -> set[str]:
     """The blocks that have a Verilator block test, as pytest collects them."""
     done = run_stage([sys.executable, "-m", "pytest", "--collect-only", "-q",
@@ -115,11 +107,8 @@ def block_of(mutant: Mutant | None, blocks: set[str]) -> str | None:
 
 
 def mirror(source: Path, target: Path, folders: Sequence[str]) -> None:
-    """Make ``target``'s ``folders`` equal to ``source``'s, writing only files whose bytes differ.
-
-    An unchanged file keeps its modification time, so the builds stamped in ``target`` and the
-    modules compiled from it stay up to date; a changed one is written now, so they rebuild.
-    """
+    """Make ``target``'s ``folders`` equal to ``source``'s, writing only files whose bytes differ
+    (an unchanged file keeps its time, so the builds stamped in ``target`` stay up to date)."""
     wanted = {p.relative_to(source) for p in source.rglob("*") if p.is_file()}
     for relative in sorted(wanted):
         old, new = target / relative, source / relative
@@ -134,9 +123,8 @@ def mirror(source: Path, target: Path, folders: Sequence[str]) -> None:
 
 
 def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
-    """A command run in a mutant's tree, its compiled modules cached where the Makefile caches
-    the repository's (the trees are mirrored, so they stay valid: a block stage took 6% less),
-    with no code coverage (a mutant's lines say nothing) and no waves on failure."""
+    """A command in a mutant's tree, its modules compiled into the repository's cache (the trees
+    are mirrored: they stay valid), without code coverage or waves on failure."""
     env = os.environ | {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": str(tree),
                         "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX")
                         or str(REPO_ROOT / "build" / "pycache"),
@@ -145,7 +133,6 @@ def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
 
 
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
-    """Run one stage in a tree and read its verdict."""
     started = time.time()
     if stage.name == "block":
         node = BLOCK_TEST.format(block=block, seed=TEST_SEED)
@@ -158,14 +145,11 @@ def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
                            tree, stage.timeout)
         result = child_verdict(done.output, stage.name)
     if done.timed_out:
+        fired = "; the testbench's watchdog had fired" if WATCHDOG.search(done.output) else ""
         result = StageResult(False, stage.name, f"killed after {stage.timeout:.0f} s "
-                             f"(wall-clock limit){watchdog_note(done.output)}", timed_out=True,
+                             f"(wall-clock limit){fired}", timed_out=True,
                              build_seconds=result.build_seconds)
     return result
-
-
-def watchdog_note(output: str) -> str:
-    return "; the testbench's watchdog had fired" if WATCHDOG.search(output) else ""
 
 
 def block_verdict(output: str, node: str) -> StageResult:
@@ -218,8 +202,7 @@ def short(text: str, limit: int = 400) -> str:
 
 
 def suite_check(suite: str, blocks: set[str]):
-    """The check run_mutants runs on each mutant's copy: the suite's stages, cheapest first,
-    stopping at the first that decides the verdict."""
+    """run_mutants' check of a copy: the suite's stages, cheapest first, until one decides."""
 
     def check(mutant: Mutant | None, copy: Path) -> Outcome:
         name = mutant.name if mutant else "unbroken"
@@ -244,8 +227,7 @@ def suite_check(suite: str, blocks: set[str]):
 
 
 def stage_blocks(stage: Stage, mutant: Mutant | None, blocks: set[str]) -> list[str | None]:
-    """What a stage runs for a copy: a chip stage once; the block stage once, the mutated
-    module's block test, if it has one."""
+    """A chip stage runs once; the block stage runs the mutated module's block test, if any."""
     if stage.name != "block":
         return [None]
     block = block_of(mutant, blocks)
@@ -274,16 +256,14 @@ def note(outcome: RtlOutcome, stage: Stage, block: str | None, result: StageResu
 
 
 def deciding_checks(outcomes: Sequence[Outcome]) -> list[tuple[Stage, str | None]]:
-    """The checks that decided the mutants' verdicts (a survivor's passed every stage, and
-    needs none), each once, the chip stages (the longest) first."""
+    """The checks that decided verdicts, each once, the chip stages (the longest) first."""
     found = {o.decided_by for o in outcomes if isinstance(o, RtlOutcome) and o.decided_by}
     return sorted(found, key=lambda c: (c[0].name == "block", c[0].name, c[1] or ""))
 
 
 def unbroken_control(workers: int):
-    """The control run_mutants runs after the mutants: the unbroken copy must pass every
-    check that decided a verdict (a failing check there is the harness's fault, not the
-    mutant's), the checks in parallel on one mirrored tree."""
+    """run_mutants' control: the unbroken copy must pass every check that decided a verdict
+    (else the harness is at fault, not the mutant), in parallel on one mirrored tree."""
 
     def control(outcomes: Sequence[Outcome], copy: Path) -> Outcome:
         checks = deciding_checks(outcomes)
@@ -305,11 +285,8 @@ def unbroken_control(workers: int):
     return control
 
 
-# ---- the child: one chip stage in a mutant's tree -----------------------------------------------
-
-
 def run_chip_stage(stage: str) -> StageResult:
-    """Run one chip-level stage here (the tree's hw/ is the broken one); never raises."""
+    """The child process (--stage): one chip-level stage in a mutant's tree; never raises."""
     from sim.runner import BuildFailed
     from verif.runs.launch import chip_build, run_decode, run_programs
     from verif.runs.plans import SHORT_PLAN
@@ -336,18 +313,14 @@ def run_chip_stage(stage: str) -> StageResult:
                        build_seconds=build_seconds, unit=point.get("unit"))
 
 
-# ---- reports ------------------------------------------------------------------------------------
-
-
 def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
-    reason = gen.EQUIVALENT.get(mutant.name)
     return {
         "name": mutant.name, "file": mutant.path, "line": gen.line_of(mutant),
         "module": gen.module_of(mutant), "operator": gen.operator_of(mutant),
         "description": mutant.description, "original": mutant.original,
         "mutated": mutant.mutated, "verdict": outcome.verdict.value,
         "counts_as_caught": outcome.counts_as_caught, "watchdog": outcome.watchdog,
-        "equivalent": reason, "catching_test": outcome.test or None,
+        "equivalent": gen.EQUIVALENT.get(mutant.name), "catching_test": outcome.test or None,
         "first_difference": outcome.difference or None, "stages_run": outcome.stages,
         "seconds": round(outcome.seconds, 1), "build_seconds": round(outcome.build_seconds, 1),
         "unit_named": outcome.unit,
@@ -470,9 +443,6 @@ def print_table(records: list[dict]) -> None:
                        "caught" if r["verdict"] == "caught" else "caught (watchdog)",
                        f"{r['seconds']:.1f}", r["unit_named"] or "-", r["catching_test"] or ""]
                       for r in records], left=(0, 1, 2, 4, 5)))
-
-
-# ---- entry point --------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,5 @@
-"""One way to run a command as a stage of a job: timed, its output kept, at a nice level, under
-a wall-clock limit that kills it and everything it started.
-
-The mutation runs start their checks with it, and `make run` starts the mutation runs with it.
-"""
+"""One way to run a command as a stage of a job (the mutation runs' checks, `make run`'s mutation
+runs): timed, its output kept, at a nice level, under a wall-clock limit that kills its group."""
 
 from __future__ import annotations
 
@@ -45,14 +42,13 @@ class StageProcess:
     _started: float = field(default=0.0, init=False, repr=False)
 
     def start(self) -> StageProcess:
-        niceness = self.niceness
         self._output = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read and closed in finish
         self._started = time.perf_counter()
         # with a limit, a session of its own, so that the limit kills the whole group
         self._process = subprocess.Popen(
             self.command, cwd=self.cwd, env=self.env, stdout=self._output,
             stderr=subprocess.STDOUT, text=True, start_new_session=self.timeout is not None,
-            preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
+            preexec_fn=(lambda: os.nice(self.niceness)) if self.niceness else None)
         return self
 
     def finish(self) -> Finished:

@@ -1,9 +1,7 @@
 """`make regress EXECUTOR=dask`: a suite's node ids as tasks on a dask.distributed cluster.
 
-Each node id of the suite (verif/regress/shards.py `collect`) becomes one task, most expensive
-first, that runs its own pytest in the worker's working copy and sends back its JUnit text and its
-run folders' report files; the controller writes them into its own run folders, so that JUnit and
-coverage come out as on the xdist path (README, "Dask (`EXECUTOR=dask`)")."""
+Each task runs one node id's pytest in the worker's checkout and sends back its JUnit text and
+report files, so JUnit and coverage come out as on the xdist path (README, "Dask")."""
 
 from __future__ import annotations
 
@@ -56,11 +54,8 @@ class TaskResult:
 def cluster_client(scheduler: str | None, workers: int) -> Iterator[Client]:
     """A client of the named scheduler, or of a local cluster of `workers` processes."""
     if scheduler:
-        client = connect(scheduler)
-        try:
+        with connect(scheduler) as client:
             yield client
-        finally:
-            client.close()
         return
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       host="127.0.0.1", dashboard_address=None, memory_limit=0,
@@ -123,8 +118,7 @@ def run_nodes(client: Client, nodes: list[Node], seeds: int,
 
 
 def store_files(result: TaskResult, runs_root: Path = RUNS_ROOT) -> set[Path]:
-    """Write a task's report files into this machine's run folders where they differ; returns
-    its run folders."""
+    """Write a task's report files where this machine's differ; returns their run folders."""
     run_dirs = set()
     for relative, data in result.files.items():
         path = runs_root / relative

@@ -1,39 +1,8 @@
 """A regression's failures grouped by their cleaned first error, as OpenTitan's dvsim buckets them.
 
-A regression of many seeds that breaks one thing fails many tests with one kind of message,
-differing only in the numbers. Reading them one by one hides how many distinct problems there
-are; dvsim (its `SimResults._bucketize`) takes each failing run's first error line,
-replaces what varies from run to run, and counts the failures per resulting text. This module
-does the same for a JUnit file's failures, so every path of `make regress` (xdist, Dask, the
-merge of shards) groups them alike: the JUnit <failure>/<error> element is the one record all
-of them write.
-
-The first error (`verif.kit.compare.first_error`) is the line of the failure message that
-says what went wrong: the scoreboard's "first difference:" line when the message has one (its
-first line only names the run, "scoreboard: <decode> step 2 (context 2) differs from the
-reference machine"), else the message's first line (the exception and its text, as pytest writes it:
-"sim.runner.SimulationFailed: watchdog: ...", "AssertionError: ...",
-'failed on setup with "..."').
-
-Cleaning (`signature`, the rules of REPLACEMENTS) keeps the words and replaces, in this order,
-what varies between two failures of one kind:
-
-- the module path of an exception class (`sim.runner.`SimulationFailed:): dropped, it changes
-  when the module moves;
-- a pytest node id (`verif/tests/test_decode.py::test_x[icarus-W8-seed7]`): `<test>`, its test,
-  parameters and seed vary;
-- a file path, absolute or relative (`/work/out/runs/.../sim.log`, `.venv/bin/pytest`):
-  `<path>`, the checkout, the run folder and the seed in it vary;
-- a hex number (`0xfffffffe`, Verilog's `'h1f`): `<hex>`, data and addresses;
-- a bit string with X or Z bits (`XXXX01XX`): `<bits>`, which bits are unknown;
-- a seed or a one-letter index glued to its digits (`seed7`, request `r2`, window `W8`):
-  `seed<n>`, `r<n>`, `W<n>`;
-- a number standing alone, signed or with decimals (`1533`, `-3`, `12.5`, the 7 of
-  `seed: 7`): `<n>`, words, cycles, counts, seeds, times;
-
-then collapses white space. Other words glued to digits stay (`AXI4`, `int8`, `BURST_4K`): they
-name things, not values. Failures with the same cleaned text (the signature) form one group;
-groups come largest first.
+Many seeds that break one thing fail with one message differing only in its numbers: the groups
+count the distinct problems. Every path of `make regress` (xdist, Dask, the merge of shards)
+groups the JUnit file's failures alike.
 """
 
 from __future__ import annotations
@@ -49,15 +18,17 @@ from verif.report.output import text_table
 
 GROUPS_SUFFIX = ".groups.json"  # beside the JUnit file: out/junit/<suite>.groups.json
 SIGNATURE_WIDTH = 72  # characters of a signature the summary table shows
-REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (  # the docstring's list, in order
-    (re.compile(r"\b(?:[a-z_]\w*\.)+(?=[A-Z]\w*:)"), ""),
-    (re.compile(r"[\w./-]*\.py::[^\s'\"]+"), "<test>"),
+# What varies between two failures of one kind, replaced in this order; words glued to digits
+# that name things (AXI4, int8, BURST_4K) stay.
+REPLACEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:[a-z_]\w*\.)+(?=[A-Z]\w*:)"), ""),  # an exception's module path
+    (re.compile(r"[\w./-]*\.py::[^\s'\"]+"), "<test>"),  # a pytest node id
     (re.compile(r"(?<![\w.@+~/-])(?=[\w.@+~/-]*[A-Za-z])(?:~|[\w.@+-]+)?(?:/[\w.@+-]+)+/?"),
-     "<path>"),
+     "<path>"),  # a file path, absolute or relative
     (re.compile(r"\b0[xX][0-9a-fA-F]+\b|'[hH][0-9a-fA-F_]+\b"), "<hex>"),
-    (re.compile(r"\b(?=[01]*[xXzZ])[01xXzZ]{2,}\b"), "<bits>"),
-    (re.compile(r"\b(seed|[A-Za-z])\d+\b"), r"\1<n>"),
-    (re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
+    (re.compile(r"\b(?=[01]*[xXzZ])[01xXzZ]{2,}\b"), "<bits>"),  # bits with X or Z
+    (re.compile(r"\b(seed|[A-Za-z])\d+\b"), r"\1<n>"),  # seed7, r2, W8
+    (re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),  # a number alone
     (re.compile(r"\s+"), " "),
 )
 
@@ -92,8 +63,8 @@ class FailureGroup:
 
 
 def failure_message(case: ET.Element) -> str:
-    """A failing JUnit test case's message: its first <failure> or <error> element's message
-    attribute (pytest's: the exception and its text), else the traceback's `E` lines."""
+    """A failing test case's message: its <failure> or <error> element's message attribute
+    (the exception and its text), else the traceback's `E` lines."""
     element = next(e for e in case if e.tag in ("failure", "error"))
     if element.get("message"):
         return element.get("message")
@@ -103,7 +74,7 @@ def failure_message(case: ET.Element) -> str:
 
 
 def signature(error: str) -> str:
-    """The error with its volatile tokens replaced (the module docstring's list)."""
+    """The error with its volatile tokens replaced (REPLACEMENTS)."""
     for pattern, placeholder in REPLACEMENTS:
         error = pattern.sub(placeholder, error)
     return error.strip()

@@ -1,9 +1,6 @@
 """`make run`, the main job: the chapter's whole check on both simulators, and its report.
 
-Timed stages: the simulator builds, one pytest-xdist session of the `chapter` suite (checks and
-decodes), examples A and B, the exercises, serving, the trained model, the report (tables,
-plots, out/regress.json, out/coverage.md, out/report.md). The mutation runs start after the
-builds at a lower priority; a failing stage does not stop the later ones.
+Timed stages, a failing one not stopping the later ones; the mutation runs alongside them.
 
     python -m scripts.main_job [--jobs 2] [--started EPOCH_SECONDS (when make run began)]
 """
@@ -20,12 +17,13 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from model.paths import relative
+from model.paths import PLOTS, relative
 from sim.lengths import CHAPTER_FLOW, FULL_LENGTH_ENV
 from sim.mem_profile import PROFILES
 from sim.toolchain import SIMULATORS
 from verif.mutation.stage_runner import StageProcess
 from verif.regress.regress import OUT, junit_counts, run_pytest, session_runs, write_coverage_report
+from verif.regress.run_folders import fresh
 from verif.report import chapter as chapter_report
 from verif.report import example_a, example_b, exercises, serving, trained, trained_decodes
 from verif.report import gather as gather_report
@@ -38,7 +36,6 @@ CHAPTER_SUITE = "chapter"
 JUNIT = OUT / "junit" / "run.xml"
 REPORT = OUT / "report.md"
 REGRESS_JSON = OUT / "regress.json"
-PLOTS = OUT / "plots"
 LIGHT = PROFILES["light"].name  # the memory profile make run's decodes also run under
 RTL_MUTANT_SAMPLE = 6  # RTL mutants in make run (make mutants runs them all)
 MUTATION_NICENESS = 10  # the mutation runs yield the cores to the decodes
@@ -48,8 +45,6 @@ STAGE_HEADER = ["stage", "result", "seconds", "note"]
 
 @dataclass
 class Stage:
-    """One timed stage of the main job."""
-
     name: str
     ok: bool
     seconds: float
@@ -77,9 +72,6 @@ def in_process(work: Callable[[], object]) -> Callable[[], tuple[bool, str]]:
     return stage
 
 
-# ---- the stages ------------------------------------------------------------------------------
-
-
 def build_simulators() -> tuple[bool, str]:
     with ThreadPoolExecutor(len(SIMULATORS)) as pool:
         builds = list(pool.map(chip_build, SIMULATORS))
@@ -87,16 +79,16 @@ def build_simulators() -> tuple[bool, str]:
 
 
 def checks_and_decodes(jobs: int) -> tuple[bool, str]:
-    run = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT)
+    status, _ = run_pytest(CHAPTER_SUITE, 1, jobs, JUNIT)
     software = junit_counts(JUNIT, "model.tests")
     decodes = junit_counts(JUNIT, "verif.tests")
-    return run.status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
+    return status == 0, f"software checks {software.line()}; decodes {decodes.line()}"
 
 
 def host_verdict(status: str, started: float) -> tuple[bool, str]:
     """The host's mutation run's verdict, from the mutate.json it wrote (not an older one)."""
     path = OUT / "mutate.json"
-    if not path.exists() or path.stat().st_mtime < started:
+    if not fresh(path, started):
         return False, f"host: {status}, no new {rel(path)}"
     mutants = json.loads(path.read_text())["mutants"]
     survivors = [m["description"] for m in mutants if not m["caught"]]
@@ -107,7 +99,7 @@ def host_verdict(status: str, started: float) -> tuple[bool, str]:
 def rtl_sample_verdict(status: str, started: float) -> tuple[bool, str, str]:
     """The RTL sample's verdict and its Markdown, from the files it wrote (not older ones)."""
     path = MUTANT_SAMPLE_OUT / "mutants.json"
-    if not path.exists() or path.stat().st_mtime < started:
+    if not fresh(path, started):
         return False, f"RTL sample: {status}, no new {rel(path)}", ""
     result = json.loads(path.read_text())
     note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
@@ -117,10 +109,9 @@ def rtl_sample_verdict(status: str, started: float) -> tuple[bool, str, str]:
 
 @dataclass
 class MutationStage:
-    """The host's mutants and a fixed, seeded sample of the RTL mutants (into its own folder,
-    never over a full ``make mutants`` result). They share nothing with the other stages, so
-    they start right after the builds at a lower priority and take the cores the others leave
-    idle (make run went from 101 s to 73-86 s); their output is shown when the stage ends."""
+    """The host's mutants and a seeded sample of the RTL mutants (in a folder of its own, never
+    over ``make mutants``'s), started after the builds at a lower priority: they share nothing
+    with the other stages and take the cores those leave idle."""
 
     text: str = ""  # the sample's Markdown (out/mutants_sample/mutants.md), for the report
     started: float = 0.0
@@ -146,8 +137,7 @@ class MutationStage:
         return host_ok and rtl_ok and codes_ok, f"{host_note}; {rtl_note}"
 
     def ended(self) -> Stage:
-        """The stage once both runs are done, timed from their start: its seconds overlap the
-        stages that ran meanwhile."""
+        """The stage once both runs are done, timed from their start (overlapping others)."""
         stage = timed("mutation runs (host, RTL sample)", self.finish)
         return replace(stage, seconds=time.time() - self.started,
                        note=f"{stage.note} (alongside the stages from the pytest stage on)")
@@ -168,13 +158,9 @@ class ReportedStage:
 
 @dataclass
 class TrainedStage:
-    """The trained model's stage: its RTL decodes of this job against the reference host, and
-    its tables, read from build/trained_report/ when an earlier run computed them.
-
-    When no run has (a fresh clone, a change to model/), ``start`` computes them in a child
-    process alongside the decodes: they need nothing of the other stages, and took 70 to 80 s
-    of one core after them. At the decodes' priority: at the mutation runs' lower one they got
-    too little of the cores to be done before the decodes were, and the job took as long."""
+    """The trained model's RTL decodes against the reference host, and its tables: read from
+    build/trained_report/, else computed by ``start`` in a child process alongside the decodes
+    (at their priority: at the mutation runs' lower one they finished no sooner)."""
 
     since: float
     text: str = ""  # out/report.md's section
@@ -252,8 +238,7 @@ def rel(path: Path) -> str:
 def example_b_rows(since: float) -> dict:
     """Example B's tables, if this job's example B stage wrote them (not an older run)."""
     path = OUT / "example_b.json"
-    fresh = path.exists() and path.stat().st_mtime >= since
-    return json.loads(path.read_text()) if fresh else {}
+    return json.loads(path.read_text()) if fresh(path, since) else {}
 
 
 def write_plots(runs: list[chapter_report.ChapterRun], since: float) -> list[Path]:
@@ -307,9 +292,6 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         "coverage: `out/coverage.md`.",
     ]
     return "\n\n".join(sections) + "\n"
-
-
-# ---- the job ---------------------------------------------------------------------------------
 
 
 def print_stages(stages: list[Stage], wall: float) -> None:

@@ -1,9 +1,6 @@
-"""pytest plugin of the regressions: a suite, a progress line per test, re-run commands.
-
-Loaded with ``-p verif.regress.plugin`` by ``make regress`` and ``make run``, not ``make test``.
-``--suite NAME`` keeps a suite's tests (verif/regress/suites.py), ``--nodes-file`` a shard's, and
-``--node-info`` writes what the shards and the Dask executor know of each test. Every finished
-simulation and every failure prints one line; the end lists each failure's re-run command."""
+"""pytest plugin of the regressions (``-p verif.regress.plugin``, not in ``make test``): a suite
+(``--suite``), a shard (``--nodes-file``), what shards and Dask know of each test
+(``--node-info``), a line per finished simulation or failure, and the failures' re-run commands."""
 
 from __future__ import annotations
 

@@ -1,29 +1,8 @@
-"""`make regress`: run a suite (verif/regress/suites.py), then write its JUnit file and coverage
-report.
+"""`make regress`: run a suite (verif/regress/suites.py), then write its JUnit file and report.
 
-    python -m scripts.regress [--suite full] [--seeds 20] [--jobs 2]
-                              [--executor xdist|dask] [--scheduler tcp://host:port] [--shard i/N]
-    python -m scripts.regress --merge --suite full --shards N
-
-Executors: `xdist` (the default) runs the suite with pytest-xdist on JOBS local workers, with the
-regression plugin (verif/regress/plugin.py: a progress line per test, the re-run commands of
-the failures at the end). `dask` (verif/regress/dask_executor.py) runs the same node ids as tasks of
-a dask.distributed cluster: a local one of JOBS worker processes, or the scheduler `--scheduler`
-names. Either way the JUnit file is out/junit/<suite>.xml (one file, every node) and the coverage
-report out/coverage.md merges the functional coverage of every run of this regression that
-passed, with Verilator's line and toggle coverage when the runs collected it (`CODE_COVERAGE=1`,
-merged by verif/coverage/code_coverage.py).
-
-Every path groups the failures of its JUnit file by their cleaned first error
-(verif/regress/failure_groups.py): a table in the summary, and out/junit/<suite>.groups.json.
-
-Shards (verif/regress/shards.py): `--shard i/N` runs the i-th of N balanced shards of the suite's
-node ids, with either executor, into out/shards/<suite>/<i>of<N>/ (JUnit, node list, coverage
-report, shard.json with its run folders). `--merge --shards N` combines the N shard folders into the
-JUnit file, coverage report and re-run list of a single run of the suite.
-
-The runs of this regression are the run folders named after its tests and written since it
-started, so other sessions in the same working tree do not mix in.
+On pytest-xdist or a Dask cluster, whole or one shard; `--merge` combines the shards (README,
+"Regressions on a farm"). ``python -m scripts.regress [--suite S] [--seeds N] [--jobs N]
+[--executor xdist|dask] [--scheduler tcp://host:port] [--shard i/N | --merge --shards N]``
 """
 
 from __future__ import annotations
@@ -44,11 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from model.paths import OUT, REPO_ROOT, RUNS_ROOT
+from model.paths import OUT, REPO_ROOT, RUNS_ROOT, relative
 from sim.lengths import FULL_LENGTH_ENV
 from sim.runner import COVERAGE_FILE
 from verif.coverage.code_coverage import summarize
-from verif.coverage.report import merge_files, to_markdown
+from verif.coverage.report import merge_files, passed, to_markdown
 from verif.kit.compare import first_error
 from verif.regress.failure_groups import (
     FailedTest,
@@ -59,7 +38,7 @@ from verif.regress.failure_groups import (
     write_groups,
 )
 from verif.regress.plugin import RERUN_HEADING, progress_line, rerun_command
-from verif.regress.run_folders import FUNCTIONAL_FILE, node_runs
+from verif.regress.run_folders import FUNCTIONAL_FILE, fresh, node_runs
 from verif.regress.shards import (
     MANIFEST,
     Manifest,
@@ -72,7 +51,6 @@ from verif.regress.shards import (
     split,
 )
 from verif.regress.suites import FULL_LENGTH_SUITES, SUITES, suite_paths
-from verif.runs.record import RESULT_FILE, read_result
 
 if TYPE_CHECKING:  # only the Dask path imports distributed (and its dependencies)
     from distributed import Client
@@ -87,15 +65,6 @@ NOT_COLLECTED = ("Verilator code coverage: not collected (build without --covera
 
 
 @dataclass
-class PytestRun:
-    """One pytest session of a regression: its exit status and its JUnit file."""
-
-    status: int
-    junit: Path
-    seconds: float
-
-
-@dataclass
 class JunitCounts:
     """Test outcomes read back from a JUnit file, for a group of tests."""
 
@@ -107,27 +76,22 @@ class JunitCounts:
         return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
 
 
-def run_pytest(suite: str, seeds: int, jobs: int, junit: Path, paths: tuple[str, ...] = (),
-               nodes_file: Path | None = None, node_info: Path | None = None) -> PytestRun:
-    """The suite on `jobs` xdist workers (one job: in this pytest, no worker to start); its
-    output goes straight to the terminal.
-
-    --maxschedchunk 2 hands tests out two at a time, so the long simulations that come first
-    spread over the workers instead of queueing on one. pytest collects only the suite's files
-    (`paths`, by default suite_paths). `nodes_file` narrows the suite to the node ids it lists
-    (a shard). `node_info` receives the collected tests (the plugin's --node-info).
-    """
+def run_pytest(suite: str, seeds: int, jobs: int, junit: Path, nodes_file: Path | None = None,
+               node_info: Path | None = None) -> tuple[int, float]:
+    """(exit status, seconds) of the suite on `jobs` xdist workers, output to the terminal;
+    `nodes_file` narrows it to a shard's, `node_info` receives the collected tests."""
     junit.parent.mkdir(parents=True, exist_ok=True)
+    # two tests at a time: the long simulations, collected first, spread over the workers
     workers = ["-n", str(jobs), "--maxschedchunk", "2"] if jobs > 1 else ["-p", "no:xdist"]
     command = [sys.executable, "-m", "pytest", "-q", *workers, "-p", "verif.regress.plugin",
                "--suite", suite, "--seeds", str(seeds), f"--junitxml={junit}",
                *([f"--nodes-file={nodes_file}"] if nodes_file else []),
                *([f"--node-info={node_info}"] if node_info else []),
-               *(paths or suite_paths(suite))]
+               *suite_paths(suite)]
     print("$ " + " ".join(command[2:]), flush=True)
     started = time.perf_counter()
     status = subprocess.call(command, cwd=REPO_ROOT)
-    return PytestRun(status, junit, time.perf_counter() - started)
+    return status, time.perf_counter() - started
 
 
 def case_outcome(case: ET.Element) -> str:
@@ -152,17 +116,11 @@ def junit_counts(junit: Path, classname_prefix: str = "") -> JunitCounts:
 
 
 def case_nodeid(case: ET.Element) -> str:
-    """A test case's pytest node id, as its JUnit address spells it (exact for module-level
-    test functions); a collection error (no class name) is its module's path."""
+    """A test case's node id; a collection error's (no class name) is its module's path."""
     classname, name = case.get("classname", ""), case.get("name", "")
     if not classname:
         return name.replace(".", "/") + ".py"
     return f"{classname.replace('.', '/')}.py::{name}"
-
-
-def junit_node_ids(junit: Path) -> list[str]:
-    """The pytest node ids of a JUnit file's test functions (module-level ones)."""
-    return [case_nodeid(case) for case in junit_cases(junit)]
 
 
 def junit_address(nodeid: str) -> tuple[str, str]:
@@ -199,8 +157,7 @@ def cases_in_order(cases: list[ET.Element], nodeids: list[str]) -> list[ET.Eleme
 
 
 def failed_tests(cases: list[ET.Element], nodes: list[Node]) -> list[FailedTest]:
-    """Each failing test case: its node id (as collected; else as its JUnit address spells it),
-    its first error and its re-run command (the regression plugin's, as xdist prints them)."""
+    """Each failing test case: its node id (as collected if it was), first error, re-run."""
     node_at = {junit_address(node.nodeid): node for node in nodes}
     failed = []
     for case in cases:
@@ -212,31 +169,16 @@ def failed_tests(cases: list[ET.Element], nodes: list[Node]) -> list[FailedTest]
     return failed
 
 
-def rerun_commands(cases: list[ET.Element], nodes: list[Node]) -> list[str]:
-    """The re-run command of each failing test case."""
-    return [test.rerun for test in failed_tests(cases, nodes)]
-
-
 def report_failure_groups(cases: list[ET.Element], nodes: list[Node], junit: Path) -> None:
-    """Group the failures by their cleaned first error; write them beside the JUnit file and
-    print their table."""
+    """Write the failure groups beside the JUnit file and print their table."""
     groups = group_failures(failed_tests(cases, nodes))
     path = write_groups(groups, groups_file(junit))
-    print("\n".join(summary_lines(groups, shown(path))))
+    print("\n".join(summary_lines(groups, relative(path))))
 
 
 def session_runs(junit: Path, since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
     """Run folders of a pytest session: those of its JUnit file's tests written since it began."""
-    return node_runs(junit_node_ids(junit), since, runs_root)
-
-
-def passed(run_dir: Path) -> bool:
-    return (run_dir / RESULT_FILE).exists() and read_result(run_dir).get("status") == "passed"
-
-
-def shown(path: Path) -> Path:
-    """A path relative to the repository when it is inside it."""
-    return path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+    return node_runs([case_nodeid(case) for case in junit_cases(junit)], since, runs_root)
 
 
 def functional_section(run_dirs: list[Path], merged: Path = MERGED) -> str:
@@ -249,21 +191,13 @@ def functional_section(run_dirs: list[Path], merged: Path = MERGED) -> str:
     top = {name: entry for name, entry in database.items() if "." not in name}
     totals = ", ".join(f"{name} {entry['coverage']}/{entry['size']} bins "
                        f"({entry['cover_percentage']:.1f}%)" for name, entry in top.items())
-    return (f"Merged from {len(files)} passing runs ({shown(merged)}): "
+    return (f"Merged from {len(files)} passing runs ({relative(merged)}): "
             f"{totals}.\n\n{to_markdown(database)}")
 
 
-def fresh(path: Path, since: float) -> bool:
-    return path.exists() and path.stat().st_mtime >= since
-
-
 def code_section(run_dirs: list[Path], since: float) -> str:
-    """Verilator line and toggle coverage (verif/coverage/code_coverage.py), if the runs collected
-    it.
-
-    Only coverage files written since `since`: a run folder keeps the coverage.dat of an
-    earlier coverage run of the same test when this run had coverage off.
-    """
+    """Verilator line and toggle coverage, if the runs collected it since `since` (a run folder
+    keeps an earlier coverage run's coverage.dat when this run had coverage off)."""
     with_data = [d for d in run_dirs if fresh(d / COVERAGE_FILE, since)]
     return summarize(with_data).to_markdown() if with_data else NOT_COLLECTED
 
@@ -295,7 +229,6 @@ class Regression:
     started: float = field(default_factory=time.time)
     manifest: Manifest | None = None  # a shard's, from prepare_shard
 
-
     @property
     def folder(self) -> Path:
         """Where the JUnit file and coverage report go (a shard has a folder of its own)."""
@@ -317,8 +250,7 @@ class Regression:
 
 @dataclass
 class Ran:
-    """What an executor did: its status, how long it took, the run folders it left, and the
-    tests it ran as collected (what the re-run commands of its failures need)."""
+    """What an executor did; `nodes`, as collected, give the failures' re-run commands."""
 
     status: int
     seconds: float
@@ -337,10 +269,10 @@ def run_xdist(regression: Regression, nodes: list[Node] | None) -> Ran:
         nodes_file.write_text("".join(f"{node.nodeid}\n" for node in nodes))
     with tempfile.TemporaryDirectory(prefix="regress-nodes-") as tmp:
         info = Path(tmp) / "nodes.json"
-        run = run_pytest(regression.suite, regression.seeds, regression.jobs, regression.junit,
-                         nodes_file=nodes_file, node_info=info)
+        status, seconds = run_pytest(regression.suite, regression.seeds, regression.jobs,
+                                     regression.junit, nodes_file=nodes_file, node_info=info)
         collected = read_node_info(info) if info.exists() else []
-    return Ran(run.status, run.seconds, session_runs(run.junit, regression.started), collected)
+    return Ran(status, seconds, session_runs(regression.junit, regression.started), collected)
 
 
 def on_dask(client: Client) -> Execute:
@@ -357,7 +289,7 @@ def on_dask(client: Client) -> Execute:
         seconds = time.perf_counter() - started
         cases = [case for result in results for case in task_cases(result)]
         write_junit(cases, regression.junit, seconds)
-        print_reruns(rerun_commands(cases, nodes))
+        print_reruns(cases, nodes)
         run_dirs = sorted(set().union(*(dask.store_files(result) for result in results)))
         failed = any(result.returncode != 0 for result in results)
         return Ran(int(failed), seconds, run_dirs, nodes)
@@ -378,8 +310,9 @@ def task_cases(result: TaskResult) -> list[ET.Element]:
     return [case]
 
 
-def print_reruns(commands: list[str]) -> None:
-    """The re-run commands of the failures, under the heading the xdist path prints."""
+def print_reruns(cases: list[ET.Element], nodes: list[Node]) -> None:
+    """The failures' re-run commands, under the heading the xdist path prints."""
+    commands = [test.rerun for test in failed_tests(cases, nodes)]
     if commands:
         print(f"\n{RERUN_HEADING}:\n" + "\n".join(commands))
 
@@ -403,8 +336,7 @@ class DaskProgress:
 
 
 def run_regression(regression: Regression, execute: Execute) -> int:
-    """Run the suite (or a shard of it), write its JUnit file, coverage report and failure
-    groups."""
+    """Run the suite (or a shard), write its JUnit file, coverage report and failure groups."""
     nodes = prepare_shard(regression) if regression.shard else None
     if nodes == []:  # more shards than tests
         ran = Ran(0, 0.0, [])
@@ -445,19 +377,18 @@ def prepare_shard(regression: Regression) -> list[Node]:
 def finish_shard(regression: Regression, ran: Ran) -> None:
     manifest = regression.manifest
     manifest.seconds, manifest.status = ran.seconds, ran.status
-    manifest.runs = [str(shown(d)) for d in ran.run_dirs]
+    manifest.runs = [str(relative(d)) for d in ran.run_dirs]
     print(f"shard manifest: {manifest.write(regression.folder)}")
 
 
 def merge(suite: str, count: int, out: Path) -> int:
-    """Combine the N shard folders of a suite into the JUnit file, report and failure groups of
-    one run."""
+    """Combine a suite's N shard folders into one run's JUnit file, report and failure groups."""
     folders = [Shard(i, count).folder(out, suite) for i in range(1, count + 1)]
     missing = [i for i, folder in enumerate(folders, 1) if not (folder / MANIFEST).exists()]
     if missing:
         return refuse("make regress-merge", f"shard {missing[0]}/{count} of suite {suite} has "
                       f"not finished ({len(missing)} of {count} missing, no "
-                      f"{shown(folders[missing[0] - 1] / MANIFEST)}); run make regress "
+                      f"{relative(folders[missing[0] - 1] / MANIFEST)}); run make regress "
                       f"SUITE={suite} SHARD=i/{count} for each i from 1 to {count} first")
     manifests = [Manifest.read(folder) for folder in folders]
     if len({(m.suite_digest, m.seeds, m.random_seed) for m in manifests}) > 1:
@@ -477,7 +408,7 @@ def merge(suite: str, count: int, out: Path) -> int:
                                    out / COVERAGE_REPORT.name)
     simulations = {nodeid for m in manifests for nodeid in m.simulations}
     nodes = [Node(nodeid, simulation=nodeid in simulations) for nodeid in nodeids]
-    print_reruns(rerun_commands(cases, nodes))
+    print_reruns(cases, nodes)
     print(f"\n{title}: {junit_counts(junit).line()}; longest shard {seconds:.1f} s"
           + (f"; {len(runs) - len(here)} run folders not on this machine" if here != runs
              else "") + f"\nJUnit: {junit}\ncoverage report: {report}")

@@ -1,9 +1,5 @@
-"""A regression's run folders: which ones its tests wrote, and which of their files reports read.
-
-Shared by the xdist path (verif/regress/regress.py) and the Dask tasks
-(verif/regress/dask_executor.py), which ship these files back from a worker's checkout to the
-client's.
-"""
+"""A regression's run folders: which ones its tests wrote, and which of their files reports read
+(the Dask tasks ship these back from a worker's checkout)."""
 
 from __future__ import annotations
 
@@ -15,6 +11,11 @@ from verif.runs.record import RESULT_FILE
 
 FUNCTIONAL_FILE = "coverage.yml"  # a run's functional coverage database
 REPORT_FILES = ("results.xml", RESULT_FILE, FUNCTIONAL_FILE, COVERAGE_FILE)  # what reports read
+
+
+def fresh(path: Path, since: float) -> bool:
+    """The file exists and was written since `since` (not left by an earlier run)."""
+    return path.exists() and path.stat().st_mtime >= since
 
 
 def node_runs(nodeids: list[str], since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:

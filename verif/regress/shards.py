@@ -75,9 +75,8 @@ def parse_shard(text: str) -> Shard | None:
 
 
 def collect(suite: str, seeds: int) -> list[Node]:
-    """The suite's tests, in pytest's collection order, from `pytest --collect-only` run in
-    this process (a subprocess took 1.1 s for the tiny suite, this 0.3 s: the regression has
-    imported most of what the collection needs)."""
+    """The suite's tests in collection order, from a `pytest --collect-only` in this process
+    (0.3 s against a subprocess's 1.1 s: the regression has imported most of what it needs)."""
     with tempfile.TemporaryDirectory(prefix="regress-collect-") as tmp:
         info = Path(tmp) / "nodes.json"
         args = ["--collect-only", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",

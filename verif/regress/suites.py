@@ -1,9 +1,7 @@
 """Regression suites: named lists of test x simulator x seed count; adding a test is one line.
 
-An `Entry` names a test (a folder, a file or file::function), optionally narrowed to simulators and
-parameter ids (`ids=("W8",)`), and caps its seeds: a test whose stimulus ignores the seed runs once.
-`select` is what the pytest plugin (verif/regress/plugin.py) uses to keep a suite's tests. Run one
-with ``make regress SUITE=full SEEDS=20 JOBS=2``."""
+An `Entry` names a test (a folder, file or file::function), optionally narrowed to simulators and
+parameter ids, and caps its seeds (a test whose stimulus ignores the seed runs once)."""
 
 from __future__ import annotations
 
@@ -33,7 +31,6 @@ class Entry:
     seeds: int | None = None  # None: as many as --seeds; 1: the seed does not matter
 
     def matches(self, item: pytest.Item) -> bool:
-        """Whether the collected test `item` is one of this entry's cases."""
         nodeid = item.nodeid
         if nodeid != self.test and not nodeid.startswith((f"{self.test}/", f"{self.test}::",
                                                          f"{self.test}[")):
@@ -121,8 +118,7 @@ FULL_LENGTH_SUITES = ("full",)  # suites whose flows run at full length on every
 
 
 def suite_paths(suite: str) -> list[str]:
-    """The files and folders pytest must collect for a suite, in the suite's order: collecting
-    only those keeps a small suite's start-up small."""
+    """The files and folders of a suite's tests, in order: collecting only those starts faster."""
     return list(dict.fromkeys(entry.test.split("::")[0] for entry in SUITES[suite]))
 
 

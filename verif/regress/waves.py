@@ -1,19 +1,8 @@
-"""`make waves`: re-run one decode test with waveforms on and print the command lines that open
-them, at its failure when it failed; without TEST, those of the newest failure.
+"""`make waves`: re-run one decode test with waves on and print the command lines that open them,
+at its failure when it failed; without TEST, those of the newest failure.
 
-    python -m scripts.waves TEST SIM
-    python -m scripts.waves "" SIM      (the newest failure's waves)
-
-TEST is a pytest node id (verif/tests/test_decode.py::test_fork_decode[icarus-seed1]) or a
-short name matched with `pytest -k` (fork_decode, W8, watchdog); SIM (icarus or verilator) picks
-the simulator of a parametrized test. The selection is collected first: an unknown simulator,
-or a TEST that matches no decode test, is refused in one line that lists the valid choices,
-before anything runs or is written. WAVES=1 makes sim/runner.py build a tracing configuration
-(its own build folder) and write an FST into the run folder; beside it go a GTKWave save file
-(hw/gtkwave/chip.gtkw with the marker at the failure) and a Surfer command file
-(verif/runs/failure_waves.py finds the failure's time). A failing simulation test of `make test`
-is run again with waves by itself (verif/runs/waves_on_failure.py): an empty TEST prints the
-commands of the newest such failure.
+    python -m scripts.waves TEST SIM    (TEST: a node id, or a name for pytest -k)
+    python -m scripts.waves "" SIM      (SIM: icarus or verilator; "": the newest failure's waves)
 """
 
 from __future__ import annotations
@@ -65,7 +54,7 @@ def new_waves(since: float) -> list[Path]:
 
 
 def newest_failure() -> int:
-    """Print the commands that open the newest failure's waves (a failing test's run again)."""
+    """Print the commands that open the newest failure's waves."""
     record = newest_record()
     if record is None:
         print("make waves: no failure has waves yet (a failing simulation test of make test runs "

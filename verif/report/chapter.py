@@ -1,9 +1,8 @@
 """The chapter's decodes as tables: on the RTL (terminal, Markdown, regress.json, plots) from the
 runs' result files, and on the reference machine (``python -m scripts.report model-decodes``).
 
-Nothing here predicts a value: each RTL run's scoreboard compared already, and a failing run
-shows as its status, its missing steps and its mismatch count. ``simulators_differ`` is the one
-rule by which Icarus and Verilator are held equal, for every report.
+Nothing here predicts a value: a failing run shows as its status, missing steps and mismatches.
+``simulators_differ`` is the one rule by which Icarus and Verilator are held equal.
 """
 
 from __future__ import annotations
@@ -89,7 +88,6 @@ class ChapterRun:
 
 
 def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
-    """A ChapterRun from a chapter decode's result file."""
     decode = result["decodes"][0] if result["decodes"] else None
     steps = [StepRow(s["step"], s["context"], None,
                      {n: s["counters"][n] for n in CYCLE_NAMES if n in s["counters"]},
@@ -110,8 +108,8 @@ def read_run(run_dir: Path, result: dict, window: int | None) -> ChapterRun:
 
 def _collect(run_dirs: list[Path], names: dict[str, int | None],
              profile: str) -> dict[tuple[str, int | None], ChapterRun]:
-    """The decodes among ``run_dirs`` of a spec in ``names`` (spec name -> window) that ran
-    under the memory ``profile``, per simulator and window; the newest wins."""
+    """The decodes of a spec in ``names`` (spec name -> window) under the memory ``profile``,
+    per simulator and window; the newest wins."""
     found = {}
     results = [d / RESULT_FILE for d in run_dirs if (d / RESULT_FILE).exists()]
     for path in sorted(results, key=lambda p: p.stat().st_mtime):
@@ -135,9 +133,6 @@ def collect_chip_gather_runs(run_dirs: list[Path], profile: str = IDEAL) -> list
     """The chapter decodes in chip gather that ran, for regress.json beside collect_runs'."""
     found = _collect(run_dirs, {chip_gather_spec(w).name: w for w in CHAPTER_WINDOWS}, profile)
     return [found[key] for key in sorted(found, key=lambda k: (str(k[1]), k[0]))]
-
-
-# ---- Icarus against Verilator ----------------------------------------------------------------
 
 
 def simulators_differ(steps: dict[str, list[tuple[dict[str, Any], list]]]) -> str | None:
@@ -180,21 +175,14 @@ def first_disagreement(runs: list[ChapterRun], window: int | None) -> str | None
     return f"{label(window)}: {found}" if found else None
 
 
-# ---- regress.json and the memory profiles ----------------------------------------------------
-
-
 def regress_json(runs: list[ChapterRun]) -> dict:
     """regress.json: per simulator and window, the decode and every step."""
-    return {
-        "steps": CHAPTER_STEPS,
-        "page_size": PAGE_SIZE,
-        "counters": list(CYCLE_NAMES),
-        "notes": "pages_in_use: after the step appended and trimmed; mismatches: differences "
-                 "the scoreboard found in the step (it raises at the first step that has any)",
-        "runs": [asdict(run) | {"cycles_total": sum(run.cycles), "waited_total": sum(run.waits),
-                                "peak_pages": run.peak_pages}
-                 for run in runs],
-    }
+    return {"steps": CHAPTER_STEPS, "page_size": PAGE_SIZE, "counters": list(CYCLE_NAMES),
+            "notes": "pages_in_use: after the step appended and trimmed; mismatches: differences "
+                     "the scoreboard found in the step (it raises at the first step that has any)",
+            "runs": [asdict(run) | {"cycles_total": sum(run.cycles),
+                                    "waited_total": sum(run.waits), "peak_pages": run.peak_pages}
+                     for run in runs]}
 
 
 PROFILE_HEADER = ["profile", "window", "gather", "simulator", "steps", "cycles (ideal memory)",
@@ -202,9 +190,8 @@ PROFILE_HEADER = ["profile", "window", "gather", "simulator", "steps", "cycles (
 
 
 def profile_rows(ideal: list[ChapterRun], other: list[ChapterRun]) -> list[list[str]]:
-    """Per run: its steps, cycles with the waits taken out, the cycles it waited, and whether
-    its ideal-memory cycles equal the ideal profile's run of the same decode step by step (the
-    steps both ran); the ideal runs first."""
+    """Per run, the ideal ones first: steps, cycles without the waits, the waits, and whether
+    those cycles equal the ideal run's of the same decode at every step both ran."""
     reference = {(r.window, r.gather, r.sim): r.cycles for r in ideal}
     rows = []
     for run in [*ideal, *other]:
@@ -229,9 +216,6 @@ def profile_problems(rows: list[list[str]]) -> list[str]:
 
 def profile_table(rows: list[list[str]], markdown: bool = False) -> str:
     return (markdown_table if markdown else text_table)(PROFILE_HEADER, rows, left=(0, 1, 2, 3))
-
-
-# ---- the RTL's tables and plots --------------------------------------------------------------
 
 
 def label(window: int | None) -> str:
@@ -314,9 +298,6 @@ def cycles_plot(runs: list[ChapterRun], path: Path) -> Path:
 def pages_plot(runs: list[ChapterRun], path: Path) -> Path:
     return _per_step(runs, lambda run: [row.pages_in_use for row in run.steps],
                      "pages in use after the step", "KV-cache pages in use per step", path)
-
-
-# ---- the same decodes on the reference machine -----------------------------------------------
 
 
 @dataclass

@@ -1,7 +1,6 @@
-"""Example A: the page table at work, event by event (``python -m scripts.report example-a``,
-out/example_a.json).
+"""Example A: the page table at work, event by event (``python -m scripts.report example-a``).
 
-Part 1: one request decodes 14 tokens, pages of 4 rows, a window of 6, a pool of 8 pages: the
+Part 1: one request decodes 14 tokens (pages of 4 rows, a window of 6, a pool of 8 pages): the
 trims give freed pages back, so its footprint stays bounded. Part 2: B is forked from a 10-row
 A, then appends into the shared, partly filled last page: a copy-on-write.
 """
@@ -56,16 +55,9 @@ def window_log(steps: int = STEPS, window: int = WINDOW) -> list[Step]:
         gathered = table.rows("A", step - context, step - 1).tolist()
         table.append("A", step - 1)
         table.trim("A", max(0, step + 1 - window))  # the next step reads rows >= step+1-window
-        log.append(
-            Step(
-                step=step,
-                gathered=gathered,
-                wrote=step - 1,
-                table=table.block_table("A"),
-                dropped=table.first_row("A") // PAGE_SIZE,
-                free=sorted(table.free_pages()),
-            )
-        )
+        log.append(Step(step=step, gathered=gathered, wrote=step - 1,
+                        table=table.block_table("A"), dropped=table.first_row("A") // PAGE_SIZE,
+                        free=sorted(table.free_pages())))
     return log
 
 
@@ -88,18 +80,12 @@ def fork_events() -> list[Event]:
 def _event(table: PageTable, description: str) -> Event:
     rids = table.requests()
     pages = sorted({page for rid in rids for page in table.block_table(rid)})
-    return Event(
-        event=description,
-        tables={rid: table.block_table(rid) for rid in rids},
-        refcounts={page: table.refcount(page) for page in pages},
-        free=sorted(table.free_pages()),
-        rows={rid: _readable_rows(table, rid) for rid in rids},
-        cow_copies=table.cow_copies,
-    )
-
-
-def _readable_rows(table: PageTable, rid: str) -> list[int]:
-    return table.rows(rid, table.first_row(rid), table.length(rid)).tolist()
+    return Event(event=description, tables={rid: table.block_table(rid) for rid in rids},
+                 refcounts={page: table.refcount(page) for page in pages},
+                 free=sorted(table.free_pages()),
+                 rows={rid: table.rows(rid, table.first_row(rid), table.length(rid)).tolist()
+                       for rid in rids},
+                 cow_copies=table.cow_copies)
 
 
 def print_window_log(log: list[Step]) -> None:
@@ -116,10 +102,8 @@ def print_fork_events(events: list[Event]) -> None:
     print("\n== 2. fork B from A (shares every page), then B appends into the shared tail page")
     for e in events:
         tables = "  ".join(f"{rid} {pages}" for rid, pages in e.tables.items())
-        print(
-            f"  {e.event}:\n     {tables}  refcounts {e.refcounts}  free {e.free}  "
-            f"copy-on-write copies {e.cow_copies}"
-        )
+        print(f"  {e.event}:\n     {tables}  refcounts {e.refcounts}  free {e.free}  "
+              f"copy-on-write copies {e.cow_copies}")
         for rid, rows in e.rows.items():
             print(f"     rows of {rid}: {rows}")
 

@@ -1,10 +1,8 @@
 """Example B: what paging, prefix sharing and sliding windows buy, in four parts and two figures.
 
 1. memory waste, contiguous reservation against pages; 2. prefix sharing with copy-on-write;
-3. what a window costs in accuracy, on random models (float, teacher-forced); 4. serving
-arithmetic on an ASSUMED chip (derived, not measured). The figures are the chapter's 15.6
-(part 3 beside its recorded numbers) and 15.7 (part 4). ``python -m scripts.report example-b``
-(``example-b-part3``, ``exercise-plots``) writes out/example_b.json (example_b_part3.json, plots).
+3. a window's cost in accuracy, on random models (float, teacher-forced); 4. serving arithmetic
+on an ASSUMED chip (derived, not measured). Figures: the chapter's 15.6 (part 3) and 15.7 (part 4).
 """
 
 from __future__ import annotations
@@ -95,10 +93,6 @@ class WindowAccuracyRow:
     total: int
     mean_logit_error: float  # mean over steps of |windowed - full| / |full| (RMS norms)
 
-    @property
-    def agreement(self) -> float:
-        return self.agree / self.total
-
 
 @dataclass
 class ServingRow:
@@ -109,9 +103,6 @@ class ServingRow:
     kv_bytes_window: int
     max_batch_full: int
     max_batch_window: int
-
-
-# ---- part 1: memory waste -----------------------------------------------------------------
 
 
 def admit_contiguous(lengths: Sequence[int]) -> WasteRow:
@@ -162,9 +153,6 @@ def part1() -> list[WasteRow]:
     return rows
 
 
-# ---- part 2: prefix sharing ---------------------------------------------------------------
-
-
 def share_prefix(prompt: int, page_size: int) -> SharingRow:
     """Pages in use for SHARERS requests of prompt + OWN_ROWS rows, copied vs shared."""
     copied = PageTable(SHARE_POOL_PAGES, page_size)
@@ -198,16 +186,11 @@ def part2() -> list[SharingRow]:
     return rows
 
 
-# ---- part 3: what a window costs in accuracy ----------------------------------------------
-
-
-def window_accuracy_rows(
-    seeds: tuple[int, ...] = MODEL_SEEDS, windows: tuple[int, ...] = WINDOWS, sinks: int = 0
-) -> list[WindowAccuracyRow]:
-    """One row per window, teacher-forced on the full-context float tokens; with ``sinks``
-    every window also keeps the first rows (model.kv.step_rule). Random models favour no
-    recent token, the worst case for a window: a window is not free, not a trained model's
-    loss."""
+def window_accuracy_rows(seeds: tuple[int, ...] = MODEL_SEEDS, windows: tuple[int, ...] = WINDOWS,
+                         sinks: int = 0) -> list[WindowAccuracyRow]:
+    """One row per window, teacher-forced on the full-context float tokens (``sinks``: every
+    window also keeps the first rows). Random models favour no recent token, the worst case for
+    a window: this shows a window is not free, not a trained model's loss."""
     agree = dict.fromkeys(windows, 0)
     errors: dict[int, list[np.ndarray]] = {window: [] for window in windows}
     total = 0
@@ -242,13 +225,10 @@ def part3() -> list[WindowAccuracyRow]:
 def window_agreement_comparison(part3: list[dict]) -> dict[str, Any]:
     """Per window: our agreement (%) beside the chapter's, and why they differ."""
     windows = [row["window"] for row in part3]
-    return {
-        "window": windows,
-        "ours_percent": [round(100 * row["agree"] / row["total"], 1) for row in part3],
-        "chapter_percent": [CHAPTER_AGREEMENT.get(window) for window in windows],
-        "decisions_per_window": [row["total"] for row in part3],
-        "note": MODELS_DIFFER,
-    }
+    return {"window": windows,
+            "ours_percent": [round(100 * row["agree"] / row["total"], 1) for row in part3],
+            "chapter_percent": [CHAPTER_AGREEMENT.get(window) for window in windows],
+            "decisions_per_window": [row["total"] for row in part3], "note": MODELS_DIFFER}
 
 
 def comparison_table(comparison: dict[str, Any], markdown: bool = False) -> str:
@@ -259,21 +239,15 @@ def comparison_table(comparison: dict[str, Any], markdown: bool = False) -> str:
         ["W", "agreement, ours", "agreement, chapter"], rows)
 
 
-# ---- part 4: serving arithmetic -----------------------------------------------------------
-
-
 def serving_rows() -> list[ServingRow]:
     """Part 4's table: cache bytes per request and the largest batch the memory allows."""
+    room = CHIP_BYTES - WEIGHT_BYTES  # the memory the weights leave for the cache
     rows = []
     for context in CONTEXTS:
         full = KV_BYTES_PER_TOKEN * context
         window = KV_BYTES_PER_TOKEN * min(context, SERVING_WINDOW)
-        rows.append(ServingRow(context, full, window, _max_batch(full), _max_batch(window)))
+        rows.append(ServingRow(context, full, window, room // full, room // window))
     return rows
-
-
-def _max_batch(kv_bytes_per_request: int) -> int:
-    return (CHIP_BYTES - WEIGHT_BYTES) // kv_bytes_per_request
 
 
 def part4() -> list[ServingRow]:
@@ -283,9 +257,6 @@ def part4() -> list[ServingRow]:
                      [[r.context, f"{r.kv_bytes_full / GIB:.2f}", r.max_batch_full,
                        f"{r.kv_bytes_window / GIB:.2f}", r.max_batch_window] for r in rows]))
     return rows
-
-
-# ---- the parts, in the chapter's order ----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -331,9 +302,6 @@ def markdown(example_b: dict[str, list[dict]]) -> str:
         markdown_table(SHARING_HEADER, [sharing_cells(r) for r in example_b["part2"]]),
         "### Example B part 3 beside the chapter's Figure 15.6",
         comparison_table(comparison, markdown=True), comparison["note"]])
-
-
-# ---- the plots ----------------------------------------------------------------------------
 
 
 def memory_plot(part1: list[dict], path: Path) -> Path:
@@ -398,9 +366,8 @@ def batch_vs_context_plot(part4: list[dict], path: Path) -> Path:
             axes.annotate(str(row[key]), (row["context"], row[key]), textcoords="offset points",
                           xytext=(0, offset), ha="center", fontsize=8)
     axes.set_xscale("log", base=2)
-    axes.set(yscale="log", ylim=(1, 400))
+    axes.set(yscale="log", ylim=(1, 400), xlabel="context (tokens)", ylabel="max batch (requests)")
     axes.set_xticks(contexts, [f"{c:,}" for c in contexts])
-    axes.set(xlabel="context (tokens)", ylabel="max batch (requests)")
     axes.set_title("what a window buys: the batch the memory allows (derived)\n"
                    f"{CHIP_BYTES // 10**9} GB chip, {WEIGHT_BYTES // 10**9} GB int8 weights, "
                    f"{KV_BYTES_PER_TOKEN // 1024} KiB of cache per token", fontsize=10)

@@ -1,10 +1,8 @@
 """The chapter's four exercises, one table each, in out/exercises.json.
 
-Exercises 1 (page sizes) and 3 (attention sinks) ran on the RTL as decode tests: their tables
-are read from the runs' result files, nothing predicted. Exercise 2 (admission rules) runs
-model/kv/admission_sim.py on example B's pool; exercise 4 (prefix alignment) pads example B
-part 2's prompts to a page boundary. Adding an exercise is one line of ``EXERCISES``.
-``python -m scripts.report exercises [--since EPOCH]``; non-zero when a check fails.
+Exercises 1 (page sizes) and 3 (sinks) read the RTL decodes' result files; 2 (admission)
+simulates example B's pool; 4 (prefix alignment) pads example B part 2's prompts. Adding an
+exercise is one line of ``EXERCISES``. ``python -m scripts.report exercises [--since EPOCH]``
 """
 
 from __future__ import annotations
@@ -18,30 +16,14 @@ from typing import Any
 
 from model.chip.geometry import pages_for
 from model.host.workloads import N_REQUESTS, sample_lengths, share_prompt
-from model.kv.admission import AdmissionRule, CoversExpected, OnePageFree, Watermark
+from model.kv.admission import CoversExpected, OnePageFree, Watermark
 from model.kv.admission_sim import simulate
 from model.paths import relative
 from sim.toolchain import SIMULATORS
+from verif.report import example_b
 from verif.report.chapter import simulators_agree
-from verif.report.example_b import (
-    OWN_ROWS,
-    POOL_ROWS,
-    PROMPTS,
-    SHARE_PAGE_SIZES,
-    SHARE_POOL_PAGES,
-    SHARERS,
-    agreement_cell,
-    window_accuracy_rows,
-)
 from verif.report.output import text_table, write_json
-from verif.runs.plans import (
-    CHAPTER_STEPS,
-    EXERCISE_WINDOW,
-    PAGE_SIZES,
-    SINKS,
-    page_size_spec,
-    sinks_spec,
-)
+from verif.runs import plans
 from verif.runs.record import newest_results
 
 SINK_WINDOWS = (4, 8, 16)  # example B part 3's windows that can hold the sinks and more
@@ -52,18 +34,14 @@ def totals(result: dict) -> list[int]:
 
 
 def results_agree(results: list[dict]) -> bool:
-    """The simulators' runs of one decode agree (verif.report.chapter's rule); Icarus runs the
-    exercises' decodes for fewer steps, so over the steps both ran."""
+    """The simulators' runs of one decode agree over the steps both ran (Icarus runs fewer)."""
     return simulators_agree({r["sim"]: [(s["counters"], s.get("outputs", [])) for s in r["steps"]]
                              for r in results})
 
 
-# ---- exercise 1: page sizes ------------------------------------------------------------------
-
-
 @dataclass
 class PageSizeRow:
-    """One page size, as the RTL decodes recorded it."""
+    """Exercise 1: one page size, as the RTL decodes recorded it."""
 
     page_size: int
     rows_reserved: int  # pages in use at the end x page size
@@ -87,7 +65,7 @@ def page_size_row(page_size: int, results: list[dict]) -> PageSizeRow:
 
 def page_sizes_table(since: float = 0.0) -> dict[str, Any]:
     """Exercise 1's table from the RTL runs; missing runs are named, not invented."""
-    names = {page_size_spec(p).name: p for p in PAGE_SIZES}
+    names = {plans.page_size_spec(p).name: p for p in plans.PAGE_SIZES}
     found = newest_results(set(names), since)
     rows, missing = [], []
     for name, page_size in names.items():
@@ -95,7 +73,7 @@ def page_sizes_table(since: float = 0.0) -> dict[str, Any]:
         missing += [f"{sim} {name}" for sim in SIMULATORS if (sim, name) not in found]
         if results:
             rows.append(page_size_row(page_size, results))
-    table: dict[str, Any] = {"window": EXERCISE_WINDOW, "steps": CHAPTER_STEPS,
+    table: dict[str, Any] = {"window": plans.EXERCISE_WINDOW, "steps": plans.CHAPTER_STEPS,
                              "rows": [asdict(r) for r in rows], "missing": missing}
     if rows:
         fewest = min(rows, key=lambda r: (r.rows_reserved, r.page_size))
@@ -121,41 +99,28 @@ def print_page_sizes(table: dict[str, Any]) -> None:
               f"{table['largest_block_table']}")
 
 
-# ---- exercise 2: admission -----------------------------------------------------------------
-
-ADMISSION_PAGE_SIZE = 16  # example B part 1's main comparison (the chapter's Figure 15.4)
-ADMISSION_PAGES = POOL_ROWS // ADMISSION_PAGE_SIZE
-ARRIVAL = (
-    f"all {N_REQUESTS} requests queued at step 0 in sample order; first come, first served; "
-    "each step every running request appends one row, then the queue head is admitted while "
-    "the rule allows (its first row written at once)"
-)
+ADMISSION_PAGE_SIZE = 16  # exercise 2: example B part 1's main comparison (Figure 15.4)
+ADMISSION_PAGES = example_b.POOL_ROWS // ADMISSION_PAGE_SIZE
+ARRIVAL = (f"all {N_REQUESTS} requests queued at step 0 in sample order; first come, first "
+           "served; each step every running request appends one row, then the queue head is "
+           "admitted while the rule allows (its first row written at once)")
 EXPECTED_LENGTH = "each request's true length (an oracle; a server would know a prediction)"
 
 
-def admission_rules(n_pages: int) -> list[tuple[AdmissionRule, bool]]:
-    """(rule, net_of_running) per row: the three rules, then exercise 2's rule net of running."""
-    return [(OnePageFree(), False), (CoversExpected(), False), (Watermark.of_pool(n_pages), False),
-            (CoversExpected(), True)]
-
-
 def admission_table() -> dict[str, Any]:
-    """Exercise 2's table: one row per rule, each run until the queue drains."""
+    """Exercise 2's table: a row per rule, each run until the queue drains; (rule, net of
+    running): the three rules, then exercise 2's rule net of the running requests."""
     lengths = sample_lengths()
+    rules = [(OnePageFree(), False), (CoversExpected(), False),
+             (Watermark.of_pool(ADMISSION_PAGES), False), (CoversExpected(), True)]
     rows = [simulate(lengths, rule, ADMISSION_PAGES, ADMISSION_PAGE_SIZE, net_of_running=net)
-            for rule, net in admission_rules(ADMISSION_PAGES)]
-    return {
-        "pool_rows": POOL_ROWS,
-        "page_size": ADMISSION_PAGE_SIZE,
-        "n_pages": ADMISSION_PAGES,
-        "requests": len(lengths),
-        "rows_requested": sum(lengths),
-        "arrival": ARRIVAL,
-        "expected_length": EXPECTED_LENGTH,
-        "watermark_reserve_pages": Watermark.of_pool(ADMISSION_PAGES).reserve_pages,
-        "step_limit": "none: every run drains (sum of lengths bounds the steps)",
-        "rows": [asdict(row) for row in rows],
-    }
+            for rule, net in rules]
+    return {"pool_rows": example_b.POOL_ROWS, "page_size": ADMISSION_PAGE_SIZE,
+            "n_pages": ADMISSION_PAGES, "requests": len(lengths), "rows_requested": sum(lengths),
+            "arrival": ARRIVAL, "expected_length": EXPECTED_LENGTH,
+            "watermark_reserve_pages": Watermark.of_pool(ADMISSION_PAGES).reserve_pages,
+            "step_limit": "none: every run drains (sum of lengths bounds the steps)",
+            "rows": [asdict(row) for row in rows]}
 
 
 def print_admission(table: dict[str, Any]) -> None:
@@ -169,12 +134,9 @@ def print_admission(table: dict[str, Any]) -> None:
                      left=(0,)))
 
 
-# ---- exercise 3: attention sinks ------------------------------------------------------------
-
-
 def sinks_rtl_rows(since: float = 0.0) -> list[dict[str, Any]]:
-    """One row per simulator: rule, exact pages at every step, flat cycles."""
-    spec = sinks_spec()
+    """Exercise 3 on the RTL, a row per simulator: rule, exact pages at every step, flat cycles."""
+    spec = plans.sinks_spec()
     found = newest_results({spec.name}, since)
     rows = []
     for sim in SIMULATORS:
@@ -195,8 +157,8 @@ def sinks_rtl_rows(since: float = 0.0) -> list[dict[str, Any]]:
 
 def sinks_accuracy_rows() -> list[dict[str, Any]]:
     """Agreement with full attention, window alone against window plus sinks (floats)."""
-    alone = window_accuracy_rows(windows=SINK_WINDOWS)
-    sinks = window_accuracy_rows(windows=SINK_WINDOWS, sinks=SINKS)
+    alone = example_b.window_accuracy_rows(windows=SINK_WINDOWS)
+    sinks = example_b.window_accuracy_rows(windows=SINK_WINDOWS, sinks=plans.SINKS)
     return [{"window": a.window, "decisions": a.total,
              "agree_window": a.agree, "error_window": a.mean_logit_error,
              "agree_sinks": s.agree, "error_sinks": s.mean_logit_error}
@@ -204,7 +166,7 @@ def sinks_accuracy_rows() -> list[dict[str, Any]]:
 
 
 def sinks_table(since: float = 0.0) -> dict[str, Any]:
-    spec = sinks_spec()
+    spec = plans.sinks_spec()
     return {"window": spec.window, "sinks": spec.sinks, "page_size": spec.page_size,
             "rtl": sinks_rtl_rows(since), "accuracy": sinks_accuracy_rows()}
 
@@ -222,19 +184,16 @@ def print_sinks(table: dict[str, Any]) -> None:
     print(f"   accuracy on the random models (teacher-forced, as example B part 3), "
           f"S = {table['sinks']}:")
     print(text_table(["W", "window alone", "logit error", "window + sinks", "logit error"],
-                     [[r["window"], agreement_cell(r["agree_window"], r["decisions"]),
+                     [[r["window"], example_b.agreement_cell(r["agree_window"], r["decisions"]),
                        f"{100 * r['error_window']:.1f}%",
-                       agreement_cell(r["agree_sinks"], r["decisions"]),
+                       example_b.agreement_cell(r["agree_sinks"], r["decisions"]),
                        f"{100 * r['error_sinks']:.1f}%"] for r in table["accuracy"]]))
     print("   (agreement with full attention, then the mean relative logit error)")
 
 
-# ---- exercise 4: prefix alignment ----------------------------------------------------------
-
-
 @dataclass
 class AlignmentRow:
-    """One (prompt, page size) pair of example B part 2, with and without alignment."""
+    """Exercise 4: one (prompt, page size) pair of example B part 2, with and without alignment."""
 
     prompt: int
     page: int
@@ -248,22 +207,22 @@ class AlignmentRow:
 
 def prefix_alignment_row(prompt: int, page_size: int) -> AlignmentRow:
     """Share ``prompt`` among part 2's requests, unpadded and padded to a page boundary."""
-    shape = (prompt, page_size, SHARERS, OWN_ROWS, SHARE_POOL_PAGES)
+    shape = (prompt, page_size, example_b.SHARERS, example_b.OWN_ROWS, example_b.SHARE_POOL_PAGES)
     unaligned = share_prompt(*shape)
     aligned = share_prompt(*shape, align=True)
-    return AlignmentRow(
-        prompt, page_size, unaligned.pages, aligned.pages, unaligned.pages - aligned.pages,
-        unaligned.cow_copies, aligned.cow_copies, aligned.padding_rows,
-    )  # fmt: skip
+    return AlignmentRow(prompt, page_size, unaligned.pages, aligned.pages,
+                        unaligned.pages - aligned.pages, unaligned.cow_copies, aligned.cow_copies,
+                        aligned.padding_rows)
 
 
 def prefix_alignment_rows() -> list[AlignmentRow]:
-    return [prefix_alignment_row(prompt, page) for prompt in PROMPTS for page in SHARE_PAGE_SIZES]
+    return [prefix_alignment_row(prompt, page) for prompt in example_b.PROMPTS
+            for page in example_b.SHARE_PAGE_SIZES]
 
 
 def prefix_alignment_table() -> dict[str, Any]:
     """Exercise 4's table: part 2's six rows, pages and copies without and with alignment."""
-    return {"sharers": SHARERS, "own_rows": OWN_ROWS,
+    return {"sharers": example_b.SHARERS, "own_rows": example_b.OWN_ROWS,
             "rows": [asdict(row) for row in prefix_alignment_rows()]}
 
 
@@ -273,9 +232,6 @@ def print_prefix_alignment(table: dict[str, Any]) -> None:
                      [list(r.values()) for r in table["rows"]]))
     print(f"   padding is stored once, in the shared prompt; each of the {table['sharers']} "
           "requests' contexts holds those rows too, which attention must mask out")
-
-
-# ---- the exercises -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -297,7 +253,7 @@ EXERCISES = (
              sinks_table, print_sinks),
     Exercise("prefix_alignment", "exercise 4: prefix padded to a page boundary before fork",
              lambda since: prefix_alignment_table(), print_prefix_alignment),
-)  # fmt: skip
+)
 
 
 def problems(results: dict[str, Any]) -> list[str]:

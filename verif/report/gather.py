@@ -1,11 +1,8 @@
 """Host gather against chip gather: the words the host writes and the chip's cycles per step.
 
-The chapter's decodes in both modes on the reference machine (whose cycles the RTL equals
-counter for counter), and with ``--runs`` the RTL's own counts from decode result folders (the
-agent's memory mirror skips words that already hold their value, so it can write fewer).
-Writes out/gather.json, the Markdown and a plot.
-
-    python -m scripts.report gather [--runs out/runs] [--out out]
+The chapter's decodes in both modes on the reference machine and, with ``--runs``, on the RTL
+(whose memory mirror skips words that already hold their value); out/gather.json, Markdown, plot.
+``python -m scripts.report gather [--runs out/runs] [--out out]``
 """
 
 from __future__ import annotations
@@ -113,8 +110,7 @@ def plot(decodes: list[GatherSteps], path: Path) -> Path:
         # a log axis has no 0: a step that writes nothing is drawn at 0.5
         words_axes.plot(steps, [max(w, 0.5) for w in d.host_words], label=name, **style)
         cycles_axes.plot(steps, d.cycles, label=name, **style)
-    words_axes.set_yscale("log")
-    words_axes.set(xlabel="decode step", ylabel="words the host writes (log)",
+    words_axes.set(yscale="log", xlabel="decode step", ylabel="words the host writes (log)",
                    title="host words written per step")
     cycles_axes.set(xlabel="decode step", ylabel="cycles (total counter)",
                     title="chip cycles per step")

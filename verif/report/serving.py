@@ -1,11 +1,8 @@
 """Serving on the RTL: the batch sweep's table, out/serving.json and the throughput plot.
 
-Every number comes from a serving run that passed its scoreboard (verif/tests/test_serving.py):
-per gather mode and batch size, tokens, RTL cycles and the rest of COLUMNS; the batching gain
-(B = 8 over B = 1) held against two bounds (a port-bound chip, attention for free), and chip
-gather's cost against host gather at each B.
-
-    python -m scripts.report serving [--since EPOCH]
+From the serving runs that passed their scoreboard: per gather mode and batch size, COLUMNS; the
+batching gain (B = 8 over B = 1) against two bounds; chip gather's cost against host gather's.
+``python -m scripts.report serving [--since EPOCH]``
 """
 
 from __future__ import annotations
@@ -26,13 +23,12 @@ from verif.runs.record import newest_results
 
 SWEEP_SIM = "verilator"  # the sweep's simulator: B = 8 also runs on Icarus (the same numbers)
 COLUMNS = (("gather", "gather"), ("B", "batch"), ("tokens", "tokens_generated"),
-           ("chip runs", "chip_runs"),
-           ("chip cycles", "chip_cycles"), ("tokens/kcycle", "tokens_per_kilocycle"),
-           ("steps/kcycle", "steps_per_kilocycle"), ("peak pages", "peak_pages"),
-           ("mean pages", "mean_pages"), ("preemptions", "preemptions"),
-           ("prefix hits", "prefix_hits"), ("evictions", "evictions"),
-           ("recompute tax", "recompute_tax"), ("host words", "host_words"),
-           ("port words", "port_words"))
+           ("chip runs", "chip_runs"), ("chip cycles", "chip_cycles"),
+           ("tokens/kcycle", "tokens_per_kilocycle"), ("steps/kcycle", "steps_per_kilocycle"),
+           ("peak pages", "peak_pages"), ("mean pages", "mean_pages"),
+           ("preemptions", "preemptions"), ("prefix hits", "prefix_hits"),
+           ("evictions", "evictions"), ("recompute tax", "recompute_tax"),
+           ("host words", "host_words"), ("port words", "port_words"))
 COST_COLUMNS = (("B", "batch"), ("host cycles", "host_cycles"), ("chip cycles", "chip_cycles"),
                 ("chip / host", "cycle_ratio"), ("host dma", "host_dma_cycles"),
                 ("chip dma", "chip_dma_cycles"), ("host words", "host_words_host"),
@@ -42,9 +38,8 @@ NOT_IN_ROWS = ("spec", "generated")  # kept in the result files, too long for th
 
 
 def serving_table(since: float = 0.0) -> dict[str, Any]:
-    """One row per gather mode and batch size from the newest passed runs; missing runs are
-    named; the gain of batching per mode, the cost of chip gather per B, and whether B = 8
-    gave the same cycles and tokens on both simulators."""
+    """The newest passed runs' rows (missing ones named), the gain of batching per mode and its
+    bounds, chip gather's cost per B, and whether B = 8 agreed on both simulators."""
     names = {serving_spec(b, g).name: (g, b) for g in GATHER_MODES for b in SERVING_BATCHES}
     found = newest_results(set(names), since)
     rows, missing, runs = [], [], {}
@@ -59,9 +54,7 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
     table: dict[str, Any] = {
         "simulator": SWEEP_SIM, "rows": rows, "missing": missing,
         "spec": serving_spec(8).__dict__ | {"batch_size": "B", "gather": "host or chip"},
-        "gather_cost": gather_cost(runs),
-        "ceiling": ceiling(),
-    }
+        "gather_cost": gather_cost(runs), "ceiling": ceiling()}
     for gather in GATHER_MODES:
         gain = batching_gain(runs, gather)
         if gain is not None:
@@ -76,8 +69,8 @@ def serving_table(since: float = 0.0) -> dict[str, Any]:
 
 def gain_b8(runs: dict[tuple[str, int], dict], gather: str,
             rate: Callable[[dict], float | None]) -> float | None:
-    """A run's ``rate`` at B = 8 over B = 1, in one gather mode, to 2 places (None: a run
-    missing, a rate it cannot give, or none at B = 1)."""
+    """A run's ``rate`` at B = 8 over B = 1 in one gather mode, to 2 places (None: a run
+    missing or a rate missing or zero at B = 1)."""
     one, eight = runs.get((gather, 1)), runs.get((gather, 8))
     rates = [rate(run) for run in (one, eight) if run is not None]
     if len(rates) < 2 or not rates[0] or rates[1] is None:
@@ -91,26 +84,23 @@ def batching_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | Non
 
 
 def port_bound_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
-    """The gain at B = 8 of a chip whose runs take one cycle per data word through its memory
-    port (the most a speed-up of the units can reach while the weights and every request's
-    cached rows cross the port each run): tokens per port word at B = 8 over B = 1."""
+    """Tokens per port word, B = 8 over B = 1: the gain of a chip taking a cycle per word through
+    its memory port (the most faster units can give while weights and rows cross it each run)."""
     return gain_b8(runs, gather, lambda run: run["tokens_generated"] / run["port_words"]
                    if run.get("port_words") else None)
 
 
 def attention_free_gain(runs: dict[tuple[str, int], dict], gather: str) -> float | None:
-    """The gain at B = 8 of a chip on which every request's attention (its rows' reads, score
-    matmul, SOFTMAX and weighted sum) took no cycle, the same runs otherwise: the most that
-    cutting per-request attention can give this workload, whose runs and request steps the
-    scheduler fixes whatever the cycles are. Tokens per cycle left, B = 8 over B = 1."""
+    """Tokens per cycle, B = 8 over B = 1, if every request's attention (rows read, scores,
+    SOFTMAX, weighted sum) took no cycle: the most that cutting it can give this workload."""
     return gain_b8(runs, gather, lambda run: run["tokens_generated"]
                    / (run["chip_cycles"] - run["attention_cycles"])
                    if "attention_cycles" in run else None)
 
 
 def ceiling() -> list[dict[str, Any]]:
-    """The batching gain the chip allows, on the reference machine, at the contexts the
-    workload's window lets a request reach: what the measured gain can be held against."""
+    """The batching gain the chip allows (reference machine) at the contexts the workload's
+    window lets a request reach: what the measured gain is held against."""
     spec = serving_spec(8)
     programs = spec.scheduler().programs
     return [{"context": c.context, "solo_cycles": c.solo_cycles, "gain_b8": c.gain_b8,
@@ -119,28 +109,25 @@ def ceiling() -> list[dict[str, Any]]:
 
 
 def gather_cost(runs: dict[tuple[str, int], dict]) -> list[dict[str, Any]]:
-    """Per B run in both modes: the chip cycles of each, chip over host, the DMA unit's share,
-    the words the host wrote for the cached rows, and whether the tokens were the same."""
+    """Per B run in both modes: cycles, chip over host, DMA cycles, the host's words for the
+    cached rows, and whether the tokens were the same."""
     cost = []
     for batch in SERVING_BATCHES:
         host, chip = runs.get(("host", batch)), runs.get(("chip", batch))
         if host is None or chip is None:
             continue
-        cost.append({
-            "batch": batch, "host_cycles": host["chip_cycles"], "chip_cycles": chip["chip_cycles"],
-            "cycle_ratio": round(chip["chip_cycles"] / host["chip_cycles"], 4),
-            "host_dma_cycles": host["dma_cycles"], "chip_dma_cycles": chip["dma_cycles"],
-            "host_words_host": host["host_words"], "host_words_chip": chip["host_words"],
-            "same_tokens": host["generated"] == chip["generated"],
-        })  # fmt: skip
+        cost.append({"batch": batch, "host_cycles": host["chip_cycles"],
+                     "chip_cycles": chip["chip_cycles"],
+                     "cycle_ratio": round(chip["chip_cycles"] / host["chip_cycles"], 4),
+                     "host_dma_cycles": host["dma_cycles"], "chip_dma_cycles": chip["dma_cycles"],
+                     "host_words_host": host["host_words"], "host_words_chip": chip["host_words"],
+                     "same_tokens": host["generated"] == chip["generated"]})
     return cost
 
 
 def b8_agree(found: dict[tuple[str, str], dict], gather: str) -> bool | None:
-    """B = 8 in one gather mode: the same chip cycles and tokens on Icarus and Verilator
-    (verif.report.chapter's rule). None when both ran different workloads (Icarus's shorter
-    one): each was then compared with the reference machine by its scoreboard, not with the
-    other."""
+    """B = 8 in one gather mode: the same chip cycles and tokens on Icarus and Verilator; None
+    when they ran different workloads (Icarus's shorter one, checked by its scoreboard only)."""
     name = serving_spec(8, gather).name
     runs = {sim: run for sim in SIMULATORS
             if (run := found.get((sim, name), {}).get("serving")) is not None}
@@ -153,8 +140,7 @@ def b8_agree(found: dict[tuple[str, str], dict], gather: str) -> bool | None:
 
 
 def agreement(found: dict[tuple[str, str], dict]) -> bool | None:
-    """Both gather modes' agreement: False if either differs or is missing, None if either was
-    not comparable, else True."""
+    """False if either gather mode differs or is missing, None if either was not comparable."""
     verdicts = [b8_agree(found, gather) for gather in GATHER_MODES]
     return False if False in verdicts else None if None in verdicts else True
 
@@ -212,8 +198,7 @@ def throughput_plot(table: dict[str, Any], path: Path) -> Path:
 
 
 def run_and_write(since: float = 0.0) -> tuple[bool, str, str]:
-    """Print the table, write out/serving.json and the plot: (no run missing and the
-    simulators do not differ, a one-line note, the printed text)."""
+    """Print the table, write out/serving.json and the plot: (ok, a one-line note, the text)."""
     table = serving_table(since)
     text = print_table(table)
     path = relative(write_json("serving.json", table))

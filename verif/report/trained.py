@@ -1,11 +1,8 @@
 """The trained model's report (issue 23): does attention matter, and what does a window cost?
 
-``trained_report()`` computes its tables as JSON-ready data (held-out losses; each window and
-sink count against full attention, float and on the chip's integers, for the trained model and
-a random one), ``markdown`` and ``findings`` state them. The tables take about 70 s to compute:
-they are kept in build/trained_report/ under a digest of everything they depend on.
-
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m scripts.report trained [--quick] [--fresh]
+Held-out losses, and each window and sink count against full attention (float and on the chip's
+integers, trained and random model), kept in build/trained_report/ under a digest of its inputs.
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m scripts.report trained [--quick] [--fresh]``
 """
 
 from __future__ import annotations
@@ -62,8 +59,7 @@ def window_tables(model: TinyLM, corpus: Corpus, float_sequences: int,
 
 def losses(model: TinyLM, corpus: Corpus, baseline: bool) -> dict[str, Any]:
     """The evidence table; with ``baseline`` the no-attention model is trained first."""
-    no_attention = None
-    seconds = None
+    no_attention = seconds = None
     if baseline:
         result = train(replace(saved_config(), attention=False), corpus)
         no_attention, seconds = result.model, result.seconds
@@ -79,16 +75,12 @@ def trained_report(float_sequences: int = FLOAT_SEQUENCES, chip_sequences: int =
     corpus = load_corpus()
     trained = make_model("trained")
     models = {"trained": trained, "random": make_model("random", random_seed)}
-    return {
-        "corpus": corpus_summary(corpus),
-        "training": saved_record(),
-        "sequence_tokens": SEQUENCE_TOKENS,
-        "random_seed": random_seed,
-        "losses": losses(trained, corpus, baseline),
-        "windows": {name: window_tables(model, corpus, float_sequences, chip_sequences)
-                    for name, model in models.items()},
-        "impossible": [{"window": s.window, "sinks": s.sinks} for s in impossible_settings()],
-    }
+    return {"corpus": corpus_summary(corpus), "training": saved_record(),
+            "sequence_tokens": SEQUENCE_TOKENS, "random_seed": random_seed,
+            "losses": losses(trained, corpus, baseline),
+            "windows": {name: window_tables(model, corpus, float_sequences, chip_sequences)
+                        for name, model in models.items()},
+            "impossible": [{"window": s.window, "sinks": s.sinks} for s in impossible_settings()]}
 
 
 TRAINED_CACHE = BUILD_ROOT / "trained_report"
@@ -96,9 +88,6 @@ FULL = {"float_sequences": FLOAT_SEQUENCES, "chip_sequences": CHIP_SEQUENCES,
         "random_seed": RANDOM_SEED, "baseline": True}  # the report make run shows
 QUICK = {**FULL, "float_sequences": 32, "chip_sequences": 2, "baseline": False}  # a smoke run
 PLOT = PLOTS / "trained_window.png"
-
-
-# ---- the cache ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -133,9 +122,8 @@ def cached_trained_report(params: dict[str, Any] = FULL, cache_dir: Path = TRAIN
                           inputs: ReportInputs | None = None,
                           compute: Callable[..., dict[str, Any]] = trained_report,
                           refresh: bool = False) -> tuple[dict[str, Any], bool]:
-    """(the report for ``params``, whether it came from ``cache_dir``): read when a run computed
-    it from the same inputs before (unless ``refresh``), else computed by ``compute(**params)``
-    and kept."""
+    """(the report for ``params``, whether it was read from ``cache_dir``): read if a run from
+    the same inputs kept it (and not ``refresh``), else computed by ``compute`` and kept."""
     path = cache_file(params, cache_dir, inputs)
     stored = None if refresh else load_json(path)
     if isinstance(stored, dict):
@@ -144,8 +132,6 @@ def cached_trained_report(params: dict[str, Any] = FULL, cache_dir: Path = TRAIN
     store_json(path, report)
     return report, False
 
-
-# ---- the outputs -------------------------------------------------------------------------------
 
 READER_STYLES = {"float": {"linestyle": "-", "marker": "o"},
                  "chip": {"linestyle": "--", "marker": "x", "alpha": 0.7}}
@@ -186,8 +172,7 @@ def write_outputs(report: dict[str, Any]) -> list[Path]:
 
 
 def section(report: dict[str, Any], decodes: str) -> str:
-    """out/report.md's section: the decodes on the RTL (markdown), what the tables show, the
-    tables and the figure."""
+    """out/report.md's section: the RTL decodes (``decodes``), the findings, tables and figure."""
     return "\n\n".join([
         "## The trained model (issue 23)",
         "### Its decodes on the RTL (verif/tests/test_trained_decode.py)", decodes,
@@ -198,11 +183,7 @@ def section(report: dict[str, Any], decodes: str) -> str:
     ])
 
 
-# ---- the tables as Markdown, and what they show ------------------------------------------------
-
-
 def markdown(report: dict[str, Any]) -> str:
-    """The report's tables as markdown."""
     parts = [loss_markdown(report["losses"])]
     impossible = [(cell["window"], cell["sinks"]) for cell in report.get("impossible", [])]
     for name, tables in report["windows"].items():
@@ -212,7 +193,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 def _row(report: dict[str, Any], model: str, reader: str, window: int | None,
          sinks: int = 0) -> dict[str, Any]:
-    """One setting's row of one model's table."""
     rows = report["windows"][model][reader]["rows"]
     return next(r for r in rows if r["window"] == window and r["sinks"] == sinks)
 
@@ -222,8 +202,7 @@ def _percent(values: list[float]) -> str:
 
 
 def findings(report: dict[str, Any]) -> list[str]:
-    """The report's answers, one sentence each, every number and comparison read from
-    ``report``: attention's worth, the window's cost on both models, the sinks, the chip."""
+    """The report's answers, one sentence each, every number read from ``report``."""
     return [attention_finding(report), window_finding(report), loss_finding(report),
             sink_finding(report), chip_finding(report)]
 
@@ -292,8 +271,8 @@ def loss_markdown(losses: dict[str, Any]) -> str:
 
 def window_markdown(name: str, tables: dict[str, Any],
                     impossible: list[tuple[int, int]] = ()) -> str:
-    """One model's float and chip rows side by side, one line per setting; the ``impossible``
-    (window, sinks) cells as lines of n/a, in their place, and a note that says why."""
+    """One model's float and chip rows side by side, a line per setting; the ``impossible``
+    (window, sinks) cells as lines of n/a, and a note saying why."""
     floats, chips = tables["float"], tables["chip"]
     cells = [(row_f["window"], row_f["sinks"], row_f, row_c)
              for row_f, row_c in zip(floats["rows"], chips["rows"], strict=True)]

@@ -1,9 +1,6 @@
-"""The trained model's decodes on the RTL (verif/tests/test_trained_decode.py), as a table.
-
-Each decode of a session's runs against the reference host's integer decode and the float model
-(greedy ones by their tokens, forced ones by each step's ARGMAX): the equalities the tests
-assert, shown with the text and the cycles per step.
-"""
+"""The trained model's decodes on the RTL (verif/tests/test_trained_decode.py), as a table:
+each against the reference host's integer decode and the float model (greedy ones by their
+tokens, forced ones by each step's ARGMAX), with the text and the cycles per step."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The machine-readable testplan: load it, check it against the tree, render it, annotate it.
 
-Each testpoint names its goal, stimulus, checks, the tests that implement it (pytest selections)
-and the coverage points that measure it. `problems()` lists every way the plan and the tree
-disagree, `markdown()` is verif/TESTPLAN.md, and `results()` annotates each testpoint with the
-outcome of its tests in a run (a JUnit file)."""
+`problems()` lists every way the plan and the tree disagree, `markdown()` is verif/TESTPLAN.md,
+`results()` annotates each testpoint with the outcome of its tests in a run (a JUnit file)."""
 
 from __future__ import annotations
 
@@ -62,9 +60,6 @@ def selects(selection: str, nodeid: str) -> bool:
                                                      f"{selection}["))
 
 
-# ---- the checks ------------------------------------------------------------------------------
-
-
 def model_facts() -> dict[str, int]:
     """The counts the plan states, as model/ defines them."""
     counters = [f.name for f in fields(Counters)]
@@ -75,9 +70,8 @@ def model_facts() -> dict[str, int]:
 
 def problems(plan: Testplan, nodeids: Iterable[str], coverage_points: set[str],
              root: Path = REPO_ROOT) -> list[str]:
-    """Every way the plan and the tree disagree; empty when they agree: a test no testpoint
-    selects, a selection or coverage point that does not exist, a role's class or file missing,
-    a count the plan states that model/ does not."""
+    """Every way the plan and the tree disagree: a test no testpoint selects, a selection or
+    coverage point that does not exist, a role's class or file missing, a count model/ differs."""
     nodeids = list(nodeids)
     found = [f"no testpoint selects {n}" for n in nodeids
              if not any(p.selects(n) for p in plan.testpoints)]
@@ -99,9 +93,6 @@ def problems(plan: Testplan, nodeids: Iterable[str], coverage_points: set[str],
     found += [f"the plan says {name} = {value}, model/ has {model.get(name)}"
               for name, value in plan.facts.items() if model.get(name) != value]
     return found
-
-
-# ---- the documents ---------------------------------------------------------------------------
 
 
 def _cell(text: str) -> str:

@@ -71,7 +71,9 @@ localparam SRAM_AW = $clog2(SRAM_WORDS);    // SRAM address width
 wire [7:0]  op_m, op_k, op_n, op_flags, op_shift;
 wire [15:0] op_len, op_a, op_b, op_c;
 wire [31:0] op_mult;
-wire        op_copy;
+wire [15:0] pg_page_rows, pg_first_entry;    // the paged geometry (the controller's instance)
+wire [23:0] pg_words;
+wire [31:0] pg_entries;
 wire        go_load, go_store, go_matmul, go_vadd, go_vmax, go_argmax, go_softmax;
 wire        go_pload, go_pstore, go_pcopy;
 wire        sel_dma, sel_mat, sel_vec, sel_sm, sel_pdma;
@@ -119,7 +121,10 @@ controller #(
     .op_flags   (op_flags),
     .op_shift   (op_shift),
     .op_mult    (op_mult),
-    .op_copy    (op_copy),
+    .pg_page_rows   (pg_page_rows),
+    .pg_words       (pg_words),
+    .pg_first_entry (pg_first_entry),
+    .pg_entries     (pg_entries),
     .go_load    (go_load),
     .go_store   (go_store),
     .go_matmul  (go_matmul),
@@ -232,7 +237,10 @@ pdma #(
     .cmd_page_shift (op_shift),
     .cmd_row        (op_mult[31:16]),
     .cmd_pages      (op_mult[15:0]),
-    .cmd_copy       (op_copy),
+    .cmd_page_rows  (pg_page_rows),
+    .cmd_words      (pg_words),
+    .cmd_first_entry (pg_first_entry),
+    .cmd_entries    (pg_entries),
     .done           (pdma_done),
     .fault          (pdma_fault),
     .table_word     (pdma_table_word),

@@ -36,8 +36,8 @@ module controller #(
     input  wire        start,        // one cycle while idle: run from external address 0
     output wire        busy,
     output wire        done,
-    output reg  [`ERROR_W-1:0] error,
-    output reg  [15:0] error_pc,
+    output wire [`ERROR_W-1:0] error,
+    output wire [15:0] error_pc,
 
     // the memory interface unit: the fetch's read stream (the units own it during EXEC)
     input  wire        stall,        // this cycle is frozen
@@ -59,7 +59,12 @@ module controller #(
     output wire [7:0]  op_flags,
     output wire [7:0]  op_shift,
     output wire [31:0] op_mult,
-    output wire        op_copy,      // the instruction is PCOPY (the paged geometry differs)
+
+    // the paged geometry of the current instruction (paged_geometry.v), for the paged DMA
+    output wire [15:0] pg_page_rows,
+    output wire [23:0] pg_words,
+    output wire [15:0] pg_first_entry,
+    output wire [31:0] pg_entries,
 
     // dispatch: one-cycle commands (in the CHECK cycle), unit selects (during EXEC)
     output wire        go_load,
@@ -95,16 +100,26 @@ localparam [31:0] K_LIMIT    = K_MAX[31:0];
 localparam [31:0] SM_LIMIT   = SM_MAX[31:0];
 
 initial begin
+    /* verilator coverage_off */    // parameter checks: only a bad parameter reaches their $finish
     `CHECK_RANGE("EXT_WORDS", EXT_WORDS, `EXT_WORDS_LO, `EXT_WORDS_HI)
     `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
     `CHECK_RANGE("K_MAX", K_MAX, `K_MAX_LO, `K_MAX_HI)
     `CHECK_RANGE("SM_MAX", SM_MAX, `SM_MAX_LO, `SM_MAX_HI)
+    /* verilator coverage_on */
 end
 
-reg [`CTL_STATE_W-1:0] state_reg;
-reg [2:0]   fcnt_reg;       // FETCH: 0 in its first cycle, then 1 + the words arrived
-reg [16:0]  pc_reg;         // address of the current instruction (17 bits: pc + 4 may be 65536)
-reg [127:0] ir_reg;         // the instruction: word 0 in [31:0] .. word 3 in [127:96]
+// ---------------------------------------------------------------------------------------------
+// state
+
+reg [`CTL_STATE_W-1:0] state_reg,    state_next;
+reg [2:0]              fcnt_reg,     fcnt_next;       // FETCH: 0, then 1 + the words arrived
+reg [16:0]             pc_reg,       pc_next;         // the instruction's address (pc + 4 <= 65536)
+reg [127:0]            ir_reg,       ir_next;         // the instruction: word i at [32*i +: 32]
+reg [`ERROR_W-1:0]     error_reg,    error_next;      // the run's error (ERR_OK: none)
+reg [15:0]             error_pc_reg, error_pc_next;   // the instruction it stopped at
+
+assign error    = error_reg;
+assign error_pc = error_pc_reg;
 
 // ---------------------------------------------------------------------------------------------
 // decode
@@ -126,7 +141,8 @@ assign op_c     = w2[31:16];
 assign op_flags = w2[15:8];
 assign op_shift = w2[7:0];
 assign op_mult  = w3;
-assign op_copy  = (opcode == `OP_PCOPY);
+
+wire op_copy = (opcode == `OP_PCOPY);    // PCOPY (its paged geometry differs)
 
 // the paged instructions' fields: word 3 is row (high half) and pages (low half)
 wire [15:0] op_row   = w3[31:16];
@@ -158,10 +174,9 @@ wire mm_addr_bad = ((a_32 + m_32 * k_32) > SRAM_LIMIT) ||
                    ((c_32 + m_32 * n_32) > SRAM_LIMIT);
 
 // paged instructions: the block table (or PCOPY's pair) at a, the scratchpad rows at b, the pool
-// at c (hw/ISA.md, "Paged instructions"); paged_geometry.v holds the rule for their sizes
-wire [15:0] pg_page_rows, pg_first_entry;
-wire [23:0] pg_words;
-wire [31:0] pg_entries, pg_table_span;
+// at c (hw/ISA.md, "Paged instructions"); paged_geometry.v holds the rule for their sizes, and
+// this one instance serves the paged DMA too (the pg_ outputs)
+wire [31:0] pg_table_span;
 wire [47:0] pg_pool_words;
 wire        pg_size_bad;
 
@@ -245,6 +260,11 @@ wire in_exec  = (state_reg == `CTL_EXEC);
 wire fetch_first = fetching && (fcnt_reg == 3'd0);
 wire fetch_last  = fetching && (fcnt_reg == 3'd4) && rd_valid;    // the fourth word arrives
 
+// a fetched word (the read data is the units' too, and changes in most cycles: the next-state
+// block sees it only while fetching, for on Icarus each change would run the block)
+wire        fetch_word = fetching && rd_valid;
+wire [31:0] fetch_data = rd_data & {32{fetching}};
+
 assign busy     = fetching || checking || in_exec;
 assign done     = (state_reg == `CTL_DONE);
 assign fetch_cmd  = fetch_first && fetch_ok;
@@ -276,70 +296,93 @@ wire starting = idle && start;
 
 assign mem_clear = starting;
 
+always @* begin
+    state_next    = state_reg;
+    fcnt_next     = fcnt_reg;
+    pc_next       = pc_reg;
+    ir_next       = ir_reg;
+    error_next    = error_reg;
+    error_pc_next = error_pc_reg;
+
+    case (state_reg)
+        `CTL_IDLE, `CTL_DONE: begin
+            if (start) begin
+                state_next    = `CTL_FETCH;
+                fcnt_next     = 3'd0;
+                pc_next       = 17'd0;
+                error_next    = `ERR_OK;
+                error_pc_next = 16'd0;
+            end
+        end
+        `CTL_FETCH: begin
+            if (fetch_word) begin
+                ir_next = {fetch_data, ir_reg[127:32]};
+            end
+            if (fetch_first || fetch_word) begin
+                fcnt_next = fcnt_reg + 3'd1;
+            end
+            if (fetch_first && !fetch_ok) begin
+                state_next = `CTL_CHECK;    // nothing to read: the check fails
+            end else if (fetch_last && bus_err) begin
+                state_next    = `CTL_DONE;
+                error_next    = `ERR_BUS_ERROR;
+                error_pc_next = pc_reg[15:0];
+            end else if (fetch_last) begin
+                state_next = `CTL_CHECK;
+            end
+        end
+        `CTL_CHECK: begin
+            if (stopping) begin
+                state_next    = `CTL_DONE;
+                error_next    = check_code;
+                error_pc_next = pc_reg[15:0];
+            end else begin
+                state_next = `CTL_EXEC;
+            end
+        end
+        `CTL_EXEC: begin
+            if (unit_done && bus_err) begin
+                state_next    = `CTL_DONE;
+                error_next    = `ERR_BUS_ERROR;
+                error_pc_next = pc_reg[15:0];
+            end else if (unit_done && unit_fault) begin
+                state_next    = `CTL_DONE;
+                error_next    = `ERR_BAD_PAGE;
+                error_pc_next = pc_reg[15:0];
+            end else if (unit_done) begin
+                state_next = `CTL_FETCH;
+                fcnt_next  = 3'd0;
+                pc_next    = pc_reg + 17'd4;
+            end
+        end
+        /* verilator coverage_off */    // unreachable: state_reg holds only the states above
+        default: begin
+            state_next = `CTL_IDLE;
+        end
+        /* verilator coverage_on */
+    endcase
+end
+
+// a register can change only with a start, a fetch's first cycle or word, a check or a unit's
+// last cycle: they are loaded only then (on Icarus every register copied costs), and never in a
+// stalled cycle (hw/ISA.md, "Exact by construction")
+wire changing = start || fetch_first || fetch_word || checking || unit_done;
+
 always @(posedge clk) begin
     if (rst) begin
-        state_reg <= `CTL_IDLE;
-        fcnt_reg  <= 3'd0;
-        pc_reg    <= 17'd0;
-        ir_reg    <= 128'd0;
-        error     <= `ERR_OK;
-        error_pc  <= 16'd0;
-    end else if (!stall) begin
-        case (state_reg)
-            `CTL_IDLE, `CTL_DONE: begin
-                if (start) begin
-                    state_reg <= `CTL_FETCH;
-                    fcnt_reg  <= 3'd0;
-                    pc_reg    <= 17'd0;
-                    error     <= `ERR_OK;
-                    error_pc  <= 16'd0;
-                end
-            end
-            `CTL_FETCH: begin
-                if (rd_valid) begin
-                    ir_reg <= {rd_data, ir_reg[127:32]};
-                end
-                if (fetch_first || rd_valid) begin
-                    fcnt_reg <= fcnt_reg + 3'd1;
-                end
-                if (fetch_first && !fetch_ok) begin
-                    state_reg <= `CTL_CHECK;    // nothing to read: the check fails
-                end else if (fetch_last && bus_err) begin
-                    state_reg <= `CTL_DONE;
-                    error     <= `ERR_BUS_ERROR;
-                    error_pc  <= pc_reg[15:0];
-                end else if (fetch_last) begin
-                    state_reg <= `CTL_CHECK;
-                end
-            end
-            `CTL_CHECK: begin
-                if (stopping) begin
-                    state_reg <= `CTL_DONE;
-                    error     <= check_code;
-                    error_pc  <= pc_reg[15:0];
-                end else begin
-                    state_reg <= `CTL_EXEC;
-                end
-            end
-            `CTL_EXEC: begin
-                if (unit_done && bus_err) begin
-                    state_reg <= `CTL_DONE;
-                    error     <= `ERR_BUS_ERROR;
-                    error_pc  <= pc_reg[15:0];
-                end else if (unit_done && unit_fault) begin
-                    state_reg <= `CTL_DONE;
-                    error     <= `ERR_BAD_PAGE;
-                    error_pc  <= pc_reg[15:0];
-                end else if (unit_done) begin
-                    state_reg <= `CTL_FETCH;
-                    fcnt_reg  <= 3'd0;
-                    pc_reg    <= pc_reg + 17'd4;
-                end
-            end
-            default: begin
-                state_reg <= `CTL_IDLE;
-            end
-        endcase
+        state_reg    <= `CTL_IDLE;
+        fcnt_reg     <= 3'd0;
+        pc_reg       <= 17'd0;
+        ir_reg       <= 128'd0;
+        error_reg    <= `ERR_OK;
+        error_pc_reg <= 16'd0;
+    end else if (!stall && changing) begin
+        state_reg    <= state_next;
+        fcnt_reg     <= fcnt_next;
+        pc_reg       <= pc_next;
+        ir_reg       <= ir_next;
+        error_reg    <= error_next;
+        error_pc_reg <= error_pc_next;
     end
 end
 
@@ -421,9 +464,8 @@ always @(posedge clk) begin
     end
 end
 
-// a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536;
-// the paged DMA takes the rest of the paged geometry from its own instance
-wire unused_controller = &{1'b0, pc_reg[16], pg_page_rows, pg_first_entry, pg_entries};
+// a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536
+wire unused_controller = &{1'b0, pc_reg[16]};
 
 endmodule
 

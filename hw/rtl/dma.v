@@ -12,8 +12,9 @@
 //
 // In a cycle with `stall` high nothing changes (the memory interface unit ignores what the DMA
 // presents in it), and the DMA presents the SRAM read address of the cycle before again, so
-// that the SRAM's registered read port still holds the word a STORE is about to push. The command fields are held stable by the controller while the transfer
-// runs. Cycle 0 is the cycle after the one-cycle `cmd_load` / `cmd_store`.
+// that the SRAM's registered read port still holds the word a STORE is about to push. The
+// command fields are held stable by the controller while the transfer runs. Cycle 0 is the
+// cycle after the one-cycle `cmd_load` / `cmd_store`.
 module dma #(
     parameter SRAM_AW = 12    // SRAM address width
 ) (
@@ -49,18 +50,25 @@ module dma #(
     output wire [31:0]        sram_wdata
 );
 
-reg        active_reg;    // a transfer is running
-reg        store_reg;     // it is a STORE (else a LOAD)
-reg        first_reg;     // cycle 0 of the transfer
-reg [15:0] issue_reg;     // STORE: SRAM reads issued so far
-reg [15:0] resp_reg;      // words written so far (SRAM for LOAD, pushed for STORE)
-reg        pend_reg;      // STORE: the SRAM word read last cycle is on sram_rdata
-reg        fenced_reg;    // STORE: every word pushed, waiting for the fence
-reg [SRAM_AW-1:0] raddr_reg;    // the SRAM read address presented in the cycle before
+localparam [2:0] S_IDLE     = 3'd0;
+localparam [2:0] S_LOAD_CMD = 3'd1;    // LOAD, cycle 0: the read stream is commanded
+localparam [2:0] S_LOAD     = 3'd2;    // LOAD: the words arrive, each written to the SRAM
+localparam [2:0] S_STORE    = 3'd3;    // STORE: an SRAM read and a push a cycle
+localparam [2:0] S_FENCE    = 3'd4;    // STORE: every word pushed, waiting for the fence
 
-wire issuing  = active_reg && store_reg && (issue_reg != cmd_len);
-wire load_rsp = active_reg && !store_reg && rd_valid;       // a LOAD word arrives
-wire st_push  = active_reg && store_reg && pend_reg;        // a STORE word leaves
+// ---------------------------------------------------------------------------------------------
+// state
+
+reg [2:0]         state_reg, state_next;
+reg [15:0]        issue_reg, issue_next;    // STORE: SRAM reads issued so far
+reg [15:0]        resp_reg,  resp_next;     // words written so far (LOAD: SRAM; STORE: pushed)
+reg               pend_reg,  pend_next;     // STORE: the word read last cycle is on sram_rdata
+reg [SRAM_AW-1:0] raddr_reg;                // the SRAM read address presented the cycle before
+
+wire starting = cmd_load || cmd_store;
+wire issuing  = (state_reg == S_STORE) && (issue_reg != cmd_len);
+wire load_rsp = (state_reg == S_LOAD) && rd_valid;       // a LOAD word arrives
+wire st_push  = (state_reg == S_STORE) && pend_reg;      // a STORE word leaves
 wire last     = (resp_reg == cmd_len - 16'd1);
 
 // the controller has checked that every address fits its memory; the SRAM sums are one bit
@@ -68,59 +76,82 @@ wire last     = (resp_reg == cmd_len - 16'd1);
 wire [16:0] sram_rd_addr = {1'b0, cmd_sram_addr} + {1'b0, issue_reg};
 wire [16:0] sram_wr_addr = {1'b0, cmd_sram_addr} + {1'b0, resp_reg};
 
-assign done       = (load_rsp && last) || (active_reg && store_reg && fenced_reg && fence_done);
+assign done       = (load_rsp && last) || ((state_reg == S_FENCE) && fence_done);
 
 assign mem_addr   = cmd_ext_addr;
 assign mem_len    = cmd_len;
-assign rd_cmd     = active_reg && !store_reg && first_reg;
+assign rd_cmd     = (state_reg == S_LOAD_CMD);
 assign wr_cmd     = st_push && (resp_reg == 16'd0);
 assign wr_push    = st_push;
 assign wr_data    = sram_rdata;
 assign fence      = st_push && last;
 
 assign sram_raddr = stall ? raddr_reg : sram_rd_addr[SRAM_AW-1:0];
-
-always @(posedge clk) begin
-    raddr_reg <= sram_raddr;
-end
 assign sram_we    = load_rsp;
 assign sram_waddr = sram_wr_addr[SRAM_AW-1:0];
 assign sram_wdata = rd_data;
 
-always @(posedge clk) begin
-    if (rst) begin
-        active_reg <= 1'b0;
-        store_reg  <= 1'b0;
-        first_reg  <= 1'b0;
-        issue_reg  <= 16'd0;
-        resp_reg   <= 16'd0;
-        pend_reg   <= 1'b0;
-        fenced_reg <= 1'b0;
-    end else if (!stall) begin
-        if (!active_reg) begin
-            active_reg <= cmd_load || cmd_store;
-            store_reg  <= cmd_store;
-            first_reg  <= 1'b1;
-            issue_reg  <= 16'd0;
-            resp_reg   <= 16'd0;
-            pend_reg   <= 1'b0;
-            fenced_reg <= 1'b0;
-        end else begin
-            first_reg <= 1'b0;
-            if (issuing) begin
-                issue_reg <= issue_reg + 16'd1;
-            end
-            if (load_rsp || st_push) begin
-                resp_reg <= resp_reg + 16'd1;
-            end
-            if (fence) begin
-                fenced_reg <= 1'b1;
-            end
-            pend_reg <= issuing;
-            if (done) begin
-                active_reg <= 1'b0;
+always @* begin
+    state_next = state_reg;
+    issue_next = issue_reg;
+    resp_next  = resp_reg;
+    pend_next  = issuing;
+
+    if (issuing) begin
+        issue_next = issue_reg + 16'd1;
+    end
+    if (load_rsp || st_push) begin
+        resp_next = resp_reg + 16'd1;
+    end
+
+    case (state_reg)
+        S_IDLE: begin
+            if (starting) begin
+                state_next = cmd_store ? S_STORE : S_LOAD_CMD;
+                issue_next = 16'd0;
+                resp_next  = 16'd0;
             end
         end
+        S_LOAD_CMD: begin
+            state_next = S_LOAD;
+        end
+        S_LOAD: begin
+            if (done) begin
+                state_next = S_IDLE;
+            end
+        end
+        S_STORE: begin
+            if (fence) begin
+                state_next = S_FENCE;
+            end
+        end
+        S_FENCE: begin
+            if (done) begin
+                state_next = S_IDLE;
+            end
+        end
+        /* verilator coverage_off */    // unreachable: state_reg holds only the states above
+        default: begin
+            state_next = S_IDLE;
+        end
+        /* verilator coverage_on */
+    endcase
+end
+
+// (a stalled cycle changes nothing; an idle one without a command neither: on Icarus every
+// register copied costs, and the DMA is idle most cycles)
+always @(posedge clk) begin
+    raddr_reg <= sram_raddr;    // every cycle, stalled or not
+    if (rst) begin
+        state_reg <= S_IDLE;
+        issue_reg <= 16'd0;
+        resp_reg  <= 16'd0;
+        pend_reg  <= 1'b0;
+    end else if (!stall && (state_reg != S_IDLE || starting)) begin
+        state_reg <= state_next;
+        issue_reg <= issue_next;
+        resp_reg  <= resp_next;
+        pend_reg  <= pend_next;
     end
 end
 

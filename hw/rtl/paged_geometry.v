@@ -1,8 +1,9 @@
 `default_nettype none
 `include "chip_defs.vh"
 // paged_geometry: what a paged instruction's fields imply (hw/ISA.md, "Paged instructions";
-// model.chip.isa.paged_geometry is the same rule in Python). Combinational. The controller checks an
-// instruction with it; the paged DMA (pdma.v) sequences with it.
+// model.chip.isa.paged_geometry is the same rule in Python). Combinational. The chip has one
+// instance, in the controller: it checks an instruction with it, and hands the paged DMA (pdma.v)
+// the sizes it sequences with (the controller's pg_ outputs).
 //
 //   P           = 2^page_shift rows per page
 //   words       = len * row_words                       the words moved

@@ -37,18 +37,27 @@ module vector_unit #(
     output wire [31:0]        sram_wdata
 );
 
-reg                 active_reg;      // an instruction is running
-reg [`OPCODE_W-1:0] op_reg;          // which one: its opcode (VADD, VMAX or ARGMAX)
-reg [15:0]          idx_reg;         // cycle e: element e is read now, e-1 is on the read data
-reg [7:0]           best_reg;        // VMAX/ARGMAX: the largest element so far (int8)
-reg [15:0]          best_idx_reg;    // ARGMAX: its index
+localparam S_IDLE = 1'b0;
+localparam S_RUN  = 1'b1;    // cycles 0 .. len of an instruction
+
+// ---------------------------------------------------------------------------------------------
+// state
+
+reg                 state_reg,    state_next;
+reg [`OPCODE_W-1:0] op_reg,       op_next;          // the instruction: VADD, VMAX or ARGMAX
+reg [15:0]          idx_reg,      idx_next;         // cycle e: element e is read, e-1 is here
+reg [7:0]           best_reg,     best_next;        // VMAX/ARGMAX: the largest element so far
+reg [15:0]          best_idx_reg, best_idx_next;    // ARGMAX: its index
+
+wire starting = cmd_vadd || cmd_vmax || cmd_argmax;
 
 // element e-1, read last cycle
 wire [7:0]  x        = sram_rdata_a[7:0];
 wire [7:0]  y        = sram_rdata_b[7:0];
 wire [15:0] elem     = idx_reg - 16'd1;
-wire        has_elem = active_reg && (idx_reg != 16'd0);
-wire        last     = active_reg && (idx_reg == cmd_len);
+wire        running  = (state_reg == S_RUN);
+wire        has_elem = running && (idx_reg != 16'd0);
+wire        last     = running && (idx_reg == cmd_len);
 
 // VADD: 9-bit sum, clamped
 wire [8:0]  sum      = {x[7], x} + {y[7], y};
@@ -80,26 +89,49 @@ assign sram_wdata   = is_vadd              ? {{24{sum_sat[7]}}, sum_sat} :
                       (op_reg == `OP_VMAX) ? {{24{best[7]}}, best} :
                                              {16'd0, best_idx};
 
+always @* begin
+    state_next    = state_reg;
+    op_next       = op_reg;
+    idx_next      = idx_reg;
+    best_next     = best_reg;
+    best_idx_next = best_idx_reg;
+
+    case (state_reg)
+        S_IDLE: begin
+            if (starting) begin
+                state_next = S_RUN;
+                op_next    = cmd_vmax ? `OP_VMAX : (cmd_argmax ? `OP_ARGMAX : `OP_VADD);
+                idx_next   = 16'd0;
+            end
+        end
+        S_RUN: begin
+            idx_next = idx_reg + 16'd1;
+            if (has_elem) begin
+                best_next     = best;
+                best_idx_next = best_idx;
+            end
+            if (last) begin
+                state_next = S_IDLE;
+            end
+        end
+    endcase
+end
+
+// (an idle cycle without a command changes nothing: on Icarus every register copied costs, and
+// the unit is idle most cycles)
 always @(posedge clk) begin
     if (rst) begin
-        active_reg   <= 1'b0;
+        state_reg    <= S_IDLE;
         op_reg       <= `OP_VADD;
         idx_reg      <= 16'd0;
         best_reg     <= 8'd0;
         best_idx_reg <= 16'd0;
-    end else if (!active_reg) begin
-        active_reg   <= cmd_vadd || cmd_vmax || cmd_argmax;
-        op_reg       <= cmd_vmax ? `OP_VMAX : (cmd_argmax ? `OP_ARGMAX : `OP_VADD);
-        idx_reg      <= 16'd0;
-    end else begin
-        idx_reg <= idx_reg + 16'd1;
-        if (has_elem) begin
-            best_reg     <= best;
-            best_idx_reg <= best_idx;
-        end
-        if (last) begin
-            active_reg <= 1'b0;
-        end
+    end else if (state_reg != S_IDLE || starting) begin
+        state_reg    <= state_next;
+        op_reg       <= op_next;
+        idx_reg      <= idx_next;
+        best_reg     <= best_next;
+        best_idx_reg <= best_idx_next;
     end
 end
 

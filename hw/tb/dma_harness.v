@@ -1,10 +1,10 @@
 `default_nettype none
 `include "chip_defs.vh"
-// dma_harness: the cocotb toplevel of the DMA block test: dma wired to the memory interface unit
-// (mem_if) on an axi_ram (the ideal memory unless plusargs say otherwise), with the protocol
-// checker on the AXI port, and to an sram.
+// dma_harness: the cocotb toplevel of the DMA block test: dma wired to the external memory
+// (ext_memory.v: the memory interface unit on an axi_ram, the ideal memory unless plusargs say
+// otherwise, with the protocol checker on the AXI port) and to an sram.
 //
-// A test backdoor-writes u_mem.mem[i] (external memory) or u_sram.mem[i] (SRAM), raises
+// A test backdoor-writes u_ext.u_mem.mem[i] (external memory) or u_sram.mem[i] (SRAM), raises
 // cmd_load or cmd_store for one cycle with the fields, counts the cycles until done and reads
 // the destination back through the backdoor. The harness logs every word written to either
 // memory with its cycle since the command (u_sram_writes, u_ext_writes: write_log.v).
@@ -43,35 +43,6 @@ wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
 wire [31:0]        sram_rdata, sram_wdata, sram_rdata_b;
 wire               sram_we;
 wire               starting = cmd_load || cmd_store;
-wire [0:0]   axi_arid;
-wire [31:0]  axi_araddr;
-wire [7:0]   axi_arlen;
-wire [2:0]   axi_arsize;
-wire [1:0]   axi_arburst;
-wire         axi_arvalid;
-wire         axi_arready;
-wire [0:0]   axi_rid;
-wire [31:0]  axi_rdata;
-wire [1:0]   axi_rresp;
-wire         axi_rlast;
-wire         axi_rvalid;
-wire         axi_rready;
-wire [0:0]   axi_awid;
-wire [31:0]  axi_awaddr;
-wire [7:0]   axi_awlen;
-wire [2:0]   axi_awsize;
-wire [1:0]   axi_awburst;
-wire         axi_awvalid;
-wire         axi_awready;
-wire [31:0]  axi_wdata;
-wire [3:0]   axi_wstrb;
-wire         axi_wlast;
-wire         axi_wvalid;
-wire         axi_wready;
-wire [0:0]   axi_bid;
-wire [1:0]   axi_bresp;
-wire         axi_bvalid;
-wire         axi_bready;
 
 dma #(
     .SRAM_AW (SRAM_AW)
@@ -106,134 +77,32 @@ wire        w_event;
 wire [15:0] w_event_addr;
 wire [31:0] w_event_data;
 
-mem_if #(
-    .EXT_LAT (EXT_LAT)
-) u_mem_if (
-    .clk           (clk),
-    .rst           (rst),
-    .clear         (1'b0),
-    .stall         (stall),
-    .bus_err       (bus_err),
-    .rd_cmd        (rd_cmd),
-    .rd_addr       (stream_addr),
-    .rd_len        (stream_len),
-    .rd_valid      (rd_valid),
-    .rd_data       (rd_data),
-    .wr_cmd        (wr_cmd),
-    .wr_addr       (stream_addr),
-    .wr_len        (stream_len),
-    .wr_push       (wr_push),
-    .wr_data       (wr_data),
-    .fence         (fence),
-    .fence_done    (fence_done),
-    .m_axi_arid    (axi_arid),
-    .m_axi_araddr  (axi_araddr),
-    .m_axi_arlen   (axi_arlen),
-    .m_axi_arsize  (axi_arsize),
-    .m_axi_arburst (axi_arburst),
-    .m_axi_arvalid (axi_arvalid),
-    .m_axi_arready (axi_arready),
-    .m_axi_rid     (axi_rid),
-    .m_axi_rdata   (axi_rdata),
-    .m_axi_rresp   (axi_rresp),
-    .m_axi_rlast   (axi_rlast),
-    .m_axi_rvalid  (axi_rvalid),
-    .m_axi_rready  (axi_rready),
-    .m_axi_awid    (axi_awid),
-    .m_axi_awaddr  (axi_awaddr),
-    .m_axi_awlen   (axi_awlen),
-    .m_axi_awsize  (axi_awsize),
-    .m_axi_awburst (axi_awburst),
-    .m_axi_awvalid (axi_awvalid),
-    .m_axi_awready (axi_awready),
-    .m_axi_wdata   (axi_wdata),
-    .m_axi_wstrb   (axi_wstrb),
-    .m_axi_wlast   (axi_wlast),
-    .m_axi_wvalid  (axi_wvalid),
-    .m_axi_wready  (axi_wready),
-    .m_axi_bid     (axi_bid),
-    .m_axi_bresp   (axi_bresp),
-    .m_axi_bvalid  (axi_bvalid),
-    .m_axi_bready  (axi_bready)
-);
-
-axi_ram #(
-    .WORDS (EXT_WORDS),
-    .LAT   (EXT_LAT)
-) u_mem (
-    .clk           (clk),
-    .rst           (rst),
-    .s_axi_arid    (axi_arid),
-    .s_axi_araddr  (axi_araddr),
-    .s_axi_arlen   (axi_arlen),
-    .s_axi_arsize  (axi_arsize),
-    .s_axi_arburst (axi_arburst),
-    .s_axi_arvalid (axi_arvalid),
-    .s_axi_arready (axi_arready),
-    .s_axi_rid     (axi_rid),
-    .s_axi_rdata   (axi_rdata),
-    .s_axi_rresp   (axi_rresp),
-    .s_axi_rlast   (axi_rlast),
-    .s_axi_rvalid  (axi_rvalid),
-    .s_axi_rready  (axi_rready),
-    .s_axi_awid    (axi_awid),
-    .s_axi_awaddr  (axi_awaddr),
-    .s_axi_awlen   (axi_awlen),
-    .s_axi_awsize  (axi_awsize),
-    .s_axi_awburst (axi_awburst),
-    .s_axi_awvalid (axi_awvalid),
-    .s_axi_awready (axi_awready),
-    .s_axi_wdata   (axi_wdata),
-    .s_axi_wstrb   (axi_wstrb),
-    .s_axi_wlast   (axi_wlast),
-    .s_axi_wvalid  (axi_wvalid),
-    .s_axi_wready  (axi_wready),
-    .s_axi_bid     (axi_bid),
-    .s_axi_bresp   (axi_bresp),
-    .s_axi_bvalid  (axi_bvalid),
-    .s_axi_bready  (axi_bready),
-    .w_event       (w_event),
-    .w_event_addr  (w_event_addr),
-    .w_event_data  (w_event_data),
-    .stall_counts  (mem_stalls)
-);
-
-axi_checker u_axi_checker (
-    .clk           (clk),
-    .rst           (rst),
-    .arid          (axi_arid),
-    .araddr        (axi_araddr),
-    .arlen         (axi_arlen),
-    .arsize        (axi_arsize),
-    .arburst       (axi_arburst),
-    .arvalid       (axi_arvalid),
-    .arready       (axi_arready),
-    .rid           (axi_rid),
-    .rdata         (axi_rdata),
-    .rresp         (axi_rresp),
-    .rlast         (axi_rlast),
-    .rvalid        (axi_rvalid),
-    .rready        (axi_rready),
-    .awid          (axi_awid),
-    .awaddr        (axi_awaddr),
-    .awlen         (axi_awlen),
-    .awsize        (axi_awsize),
-    .awburst       (axi_awburst),
-    .awvalid       (axi_awvalid),
-    .awready       (axi_awready),
-    .wdata         (axi_wdata),
-    .wstrb         (axi_wstrb),
-    .wlast         (axi_wlast),
-    .wvalid        (axi_wvalid),
-    .wready        (axi_wready),
-    .bid           (axi_bid),
-    .bresp         (axi_bresp),
-    .bvalid        (axi_bvalid),
-    .bready        (axi_bready),
-    .first_cycle   (axi_first_cycle),
-    .first_channel (axi_first_channel),
-    .first_rule    (axi_first_rule),
-    .violations    (axi_violations)
+ext_memory #(
+    .EXT_WORDS (EXT_WORDS),
+    .EXT_LAT   (EXT_LAT)
+) u_ext (
+    .clk               (clk),
+    .rst               (rst),
+    .stall             (stall),
+    .bus_err           (bus_err),
+    .addr              (stream_addr),
+    .len               (stream_len),
+    .rd_cmd            (rd_cmd),
+    .rd_valid          (rd_valid),
+    .rd_data           (rd_data),
+    .wr_cmd            (wr_cmd),
+    .wr_push           (wr_push),
+    .wr_data           (wr_data),
+    .fence             (fence),
+    .fence_done        (fence_done),
+    .w_event           (w_event),
+    .w_event_addr      (w_event_addr),
+    .w_event_data      (w_event_data),
+    .axi_violations    (axi_violations),
+    .axi_first_cycle   (axi_first_cycle),
+    .axi_first_channel (axi_first_channel),
+    .axi_first_rule    (axi_first_rule),
+    .mem_stalls        (mem_stalls)
 );
 
 wire sram_write = sram_we && !stall;    // a stalled cycle writes nothing

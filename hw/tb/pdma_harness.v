@@ -1,14 +1,15 @@
 `default_nettype none
 `include "chip_defs.vh"
-// pdma_harness: the cocotb toplevel of the paged DMA's block test: pdma wired to the memory
-// interface unit (mem_if) on an axi_ram (the ideal memory unless plusargs say otherwise), with
-// the protocol checker on the AXI port, and to an SRAM (read port A, the write port), as
-// chip_top wires them.
+// pdma_harness: the cocotb toplevel of the paged DMA's block test: pdma wired to the external
+// memory (ext_memory.v: the memory interface unit on an axi_ram, the ideal memory unless
+// plusargs say otherwise, with the protocol checker on the AXI port), to an SRAM (read port A,
+// the write port) and to a paged_geometry of the command's fields, as chip_top and the
+// controller wire them.
 //
-// A test backdoor-writes u_mem.mem[i] (the pool, the block tables) and u_sram.mem[i], raises
-// one of cmd_pload, cmd_pstore, cmd_pcopy for one cycle with the fields held (cmd_copy too, as
-// the controller holds it from the opcode), waits for done
-// and reads both memories back through the backdoor. The harness logs every word written to
+// A test backdoor-writes u_ext.u_mem.mem[i] (the pool, the block tables) and u_sram.mem[i],
+// raises one of cmd_pload, cmd_pstore, cmd_pcopy for one cycle with the fields held (cmd_copy
+// too, as the controller holds it from the opcode), waits for done and reads both memories
+// back through the backdoor. The harness logs every word written to
 // either memory with its cycle since the command (u_sram_writes, u_ext_writes: write_log.v),
 // and counts what happened, cleared by any command: table words the unit received
 // (n_table_words), words it reported moved (n_data_words) and the cycles the unit raised
@@ -54,40 +55,34 @@ localparam SRAM_AW = $clog2(SRAM_WORDS);
 wire [15:0]        stream_addr, stream_len;
 wire               rd_cmd, rd_valid, wr_cmd, wr_push, fence, fence_done;
 wire [31:0]        rd_data, wr_data;
-wire [0:0]   axi_arid;
-wire [31:0]  axi_araddr;
-wire [7:0]   axi_arlen;
-wire [2:0]   axi_arsize;
-wire [1:0]   axi_arburst;
-wire         axi_arvalid;
-wire         axi_arready;
-wire [0:0]   axi_rid;
-wire [31:0]  axi_rdata;
-wire [1:0]   axi_rresp;
-wire         axi_rlast;
-wire         axi_rvalid;
-wire         axi_rready;
-wire [0:0]   axi_awid;
-wire [31:0]  axi_awaddr;
-wire [7:0]   axi_awlen;
-wire [2:0]   axi_awsize;
-wire [1:0]   axi_awburst;
-wire         axi_awvalid;
-wire         axi_awready;
-wire [31:0]  axi_wdata;
-wire [3:0]   axi_wstrb;
-wire         axi_wlast;
-wire         axi_wvalid;
-wire         axi_wready;
-wire [0:0]   axi_bid;
-wire [1:0]   axi_bresp;
-wire         axi_bvalid;
-wire         axi_bready;
 wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
 wire [31:0]        sram_rdata, sram_wdata, sram_rdata_b;
 wire               sram_we, table_word, data_word, fault;
 
 wire starting = cmd_pload || cmd_pstore || cmd_pcopy;
+
+// the command's paged geometry, as the controller's instance gives it to the chip's pdma
+wire [15:0] page_rows, first_entry;
+wire [23:0] words;
+wire [31:0] entries, table_span;
+wire [47:0] pool_words;
+wire        size_bad;
+
+paged_geometry u_geometry (
+    .copy        (cmd_copy),
+    .row_words   (cmd_row_words),
+    .len         (cmd_len),
+    .page_shift  (cmd_page_shift),
+    .row         (cmd_row),
+    .pages       (cmd_pages),
+    .page_rows   (page_rows),
+    .words       (words),
+    .first_entry (first_entry),
+    .entries     (entries),
+    .table_span  (table_span),
+    .pool_words  (pool_words),
+    .size_bad    (size_bad)
+);
 
 pdma #(
     .SRAM_AW (SRAM_AW)
@@ -106,7 +101,10 @@ pdma #(
     .cmd_page_shift (cmd_page_shift),
     .cmd_row        (cmd_row),
     .cmd_pages      (cmd_pages),
-    .cmd_copy       (cmd_copy),
+    .cmd_page_rows  (page_rows),
+    .cmd_words      (words),
+    .cmd_first_entry (first_entry),
+    .cmd_entries    (entries),
     .done           (done),
     .fault          (fault),
     .table_word     (table_word),
@@ -128,139 +126,36 @@ pdma #(
     .sram_wdata     (sram_wdata)
 );
 
-
 wire        w_event;
 wire [15:0] w_event_addr;
 wire [31:0] w_event_data;
 
-mem_if #(
-    .EXT_LAT (EXT_LAT)
-) u_mem_if (
-    .clk           (clk),
-    .rst           (rst),
-    .clear         (1'b0),
-    .stall         (stall),
-    .bus_err       (bus_err),
-    .rd_cmd        (rd_cmd),
-    .rd_addr       (stream_addr),
-    .rd_len        (stream_len),
-    .rd_valid      (rd_valid),
-    .rd_data       (rd_data),
-    .wr_cmd        (wr_cmd),
-    .wr_addr       (stream_addr),
-    .wr_len        (stream_len),
-    .wr_push       (wr_push),
-    .wr_data       (wr_data),
-    .fence         (fence),
-    .fence_done    (fence_done),
-    .m_axi_arid    (axi_arid),
-    .m_axi_araddr  (axi_araddr),
-    .m_axi_arlen   (axi_arlen),
-    .m_axi_arsize  (axi_arsize),
-    .m_axi_arburst (axi_arburst),
-    .m_axi_arvalid (axi_arvalid),
-    .m_axi_arready (axi_arready),
-    .m_axi_rid     (axi_rid),
-    .m_axi_rdata   (axi_rdata),
-    .m_axi_rresp   (axi_rresp),
-    .m_axi_rlast   (axi_rlast),
-    .m_axi_rvalid  (axi_rvalid),
-    .m_axi_rready  (axi_rready),
-    .m_axi_awid    (axi_awid),
-    .m_axi_awaddr  (axi_awaddr),
-    .m_axi_awlen   (axi_awlen),
-    .m_axi_awsize  (axi_awsize),
-    .m_axi_awburst (axi_awburst),
-    .m_axi_awvalid (axi_awvalid),
-    .m_axi_awready (axi_awready),
-    .m_axi_wdata   (axi_wdata),
-    .m_axi_wstrb   (axi_wstrb),
-    .m_axi_wlast   (axi_wlast),
-    .m_axi_wvalid  (axi_wvalid),
-    .m_axi_wready  (axi_wready),
-    .m_axi_bid     (axi_bid),
-    .m_axi_bresp   (axi_bresp),
-    .m_axi_bvalid  (axi_bvalid),
-    .m_axi_bready  (axi_bready)
-);
-
-axi_ram #(
-    .WORDS (EXT_WORDS),
-    .LAT   (EXT_LAT)
-) u_mem (
-    .clk           (clk),
-    .rst           (rst),
-    .s_axi_arid    (axi_arid),
-    .s_axi_araddr  (axi_araddr),
-    .s_axi_arlen   (axi_arlen),
-    .s_axi_arsize  (axi_arsize),
-    .s_axi_arburst (axi_arburst),
-    .s_axi_arvalid (axi_arvalid),
-    .s_axi_arready (axi_arready),
-    .s_axi_rid     (axi_rid),
-    .s_axi_rdata   (axi_rdata),
-    .s_axi_rresp   (axi_rresp),
-    .s_axi_rlast   (axi_rlast),
-    .s_axi_rvalid  (axi_rvalid),
-    .s_axi_rready  (axi_rready),
-    .s_axi_awid    (axi_awid),
-    .s_axi_awaddr  (axi_awaddr),
-    .s_axi_awlen   (axi_awlen),
-    .s_axi_awsize  (axi_awsize),
-    .s_axi_awburst (axi_awburst),
-    .s_axi_awvalid (axi_awvalid),
-    .s_axi_awready (axi_awready),
-    .s_axi_wdata   (axi_wdata),
-    .s_axi_wstrb   (axi_wstrb),
-    .s_axi_wlast   (axi_wlast),
-    .s_axi_wvalid  (axi_wvalid),
-    .s_axi_wready  (axi_wready),
-    .s_axi_bid     (axi_bid),
-    .s_axi_bresp   (axi_bresp),
-    .s_axi_bvalid  (axi_bvalid),
-    .s_axi_bready  (axi_bready),
-    .w_event       (w_event),
-    .w_event_addr  (w_event_addr),
-    .w_event_data  (w_event_data),
-    .stall_counts  (mem_stalls)
-);
-
-axi_checker u_axi_checker (
-    .clk           (clk),
-    .rst           (rst),
-    .arid          (axi_arid),
-    .araddr        (axi_araddr),
-    .arlen         (axi_arlen),
-    .arsize        (axi_arsize),
-    .arburst       (axi_arburst),
-    .arvalid       (axi_arvalid),
-    .arready       (axi_arready),
-    .rid           (axi_rid),
-    .rdata         (axi_rdata),
-    .rresp         (axi_rresp),
-    .rlast         (axi_rlast),
-    .rvalid        (axi_rvalid),
-    .rready        (axi_rready),
-    .awid          (axi_awid),
-    .awaddr        (axi_awaddr),
-    .awlen         (axi_awlen),
-    .awsize        (axi_awsize),
-    .awburst       (axi_awburst),
-    .awvalid       (axi_awvalid),
-    .awready       (axi_awready),
-    .wdata         (axi_wdata),
-    .wstrb         (axi_wstrb),
-    .wlast         (axi_wlast),
-    .wvalid        (axi_wvalid),
-    .wready        (axi_wready),
-    .bid           (axi_bid),
-    .bresp         (axi_bresp),
-    .bvalid        (axi_bvalid),
-    .bready        (axi_bready),
-    .first_cycle   (axi_first_cycle),
-    .first_channel (axi_first_channel),
-    .first_rule    (axi_first_rule),
-    .violations    (axi_violations)
+ext_memory #(
+    .EXT_WORDS (EXT_WORDS),
+    .EXT_LAT   (EXT_LAT)
+) u_ext (
+    .clk               (clk),
+    .rst               (rst),
+    .stall             (stall),
+    .bus_err           (bus_err),
+    .addr              (stream_addr),
+    .len               (stream_len),
+    .rd_cmd            (rd_cmd),
+    .rd_valid          (rd_valid),
+    .rd_data           (rd_data),
+    .wr_cmd            (wr_cmd),
+    .wr_push           (wr_push),
+    .wr_data           (wr_data),
+    .fence             (fence),
+    .fence_done        (fence_done),
+    .w_event           (w_event),
+    .w_event_addr      (w_event_addr),
+    .w_event_data      (w_event_data),
+    .axi_violations    (axi_violations),
+    .axi_first_cycle   (axi_first_cycle),
+    .axi_first_channel (axi_first_channel),
+    .axi_first_rule    (axi_first_rule),
+    .mem_stalls        (mem_stalls)
 );
 
 wire sram_write = sram_we && !stall;    // a stalled cycle writes nothing
@@ -316,7 +211,8 @@ always @(posedge clk) begin
     end
 end
 
-wire unused_pdma_harness = &{1'b0, sram_rdata_b};
+// the tests give commands the controller's checks pass
+wire unused_pdma_harness = &{1'b0, sram_rdata_b, table_span, pool_words, size_bad};
 
 endmodule
 

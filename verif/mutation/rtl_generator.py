@@ -88,6 +88,11 @@ EQUIVALENT: dict[str, str] = {
         "a_live = comp || (...): in COMP every row feeds its buffer's word, but a word outside "
         "t < k or rows < mr meets a zero b of the same t (the skew pairs row r's and column j's "
         "words of one t at PE(r, j)), and outside COMP the array is not enabled",
+    "matrix_unit-logic-162c041c":
+        "b_live = comp || (...): in COMP every column feeds its buffer's word, but a word outside "
+        "t < k meets a zero a of the same t (the skew pairs row r's and column j's words of one t "
+        "at PE(r, j)), a column at or past nc reaches only accumulators WRITE never reads, and "
+        "outside COMP the array is not enabled (matrix_unit-logic-5690ed1e, for b)",
     "matrix_unit-compare-5697755c":
         "b_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
         "so t < k is false either way",
@@ -141,6 +146,11 @@ EQUIVALENT: dict[str, str] = {
     "softmax_unit-drop-b60f9243":
         "sum_next = sum_reg dropped: the maximum pass's end sets it to 0, the exponentials add to "
         "it, and the division pass keeps the value sum_reg holds",
+    "controller-drop-b1df7b7b":
+        "error_pc_next = error_pc_reg dropped: every path that assigns error_pc_next (a start, an "
+        "error) loads the registers in its cycle, or, in a stalled cycle, in the next, where the "
+        "same path assigns it again (the units and the sticky bus_err hold): it never holds a "
+        "value error_pc_reg does not",
 }
 
 ARITH = {"+": "-", "-": "+", "*": "+", "<<": ">>", ">>": "<<", ">>>": ">>"}

@@ -84,6 +84,7 @@ def harness(name: str) -> Path:
 # whole external memory is compared after every program, and the limits are not the defaults.
 CHIP_CONFIG = ChipConfig(sram_words=1024, ext_words=2048)
 MEMORY_TB = [TB_DIR / "axi_ram.v", TB_DIR / "axi_checker.v"]  # the AXI memory and its checker
+EXT_MEMORY_TB = [*MEMORY_TB, TB_DIR / "ext_memory.v"]  # a DMA unit's memory side
 WRITE_LOG = [TB_DIR / "event_log.v", TB_DIR / "write_log.v"]  # a harness's log of a write port
 CHIP_SOURCES = [*rtl_sources(), *MEMORY_TB, TB_DIR / "chip_harness.v"]
 MATRIX_RTL = rtl("matrix_unit", "tile_buffer", "systolic_array", "pe", "requant", "sram")
@@ -97,7 +98,7 @@ BLOCKS = {
     "exp_lut": ("exp_lut", rtl("exp_lut"), {}, BLOCKS_MODULE, "exp_lut_matches_math_exp"),
     "divu": ("divu", rtl("divu"), {"DIV_W": DIV_W, "QUO_W": QUO_W}, BLOCKS_MODULE,
              "divu_matches_python"),
-    "dma": ("dma_harness", [*rtl("dma", "mem_if", "sram"), *MEMORY_TB, *WRITE_LOG,
+    "dma": ("dma_harness", [*rtl("dma", "mem_if", "sram"), *EXT_MEMORY_TB, *WRITE_LOG,
                             harness("dma")],
             {"SRAM_WORDS": 4096, "EXT_WORDS": 16384, "EXT_LAT": 3},
             BLOCKS_MODULE, "dma_moves_words_in_the_documented_cycles"),
@@ -119,7 +120,7 @@ BLOCKS = {
                     {"SRAM_WORDS": 4096}, "verif.tests.blocks.vector_unit_cocotb",
                     "vector_unit_matches_the_reference_machine"),
     "pdma": ("pdma_harness", [*rtl("pdma", "paged_geometry", "rowmem", "sram", "mem_if"),
-                              *MEMORY_TB, *WRITE_LOG, harness("pdma")],
+                              *EXT_MEMORY_TB, *WRITE_LOG, harness("pdma")],
              {"SRAM_WORDS": 1024, "EXT_WORDS": 4096, "EXT_LAT": 3},
              "verif.tests.blocks.pdma_cocotb", "pdma_matches_the_reference_machine"),
     # READS_MAX = 4, the least EXT_LAT = 2 allows: the stimulus reaches the limit

@@ -329,7 +329,7 @@ class DmaHarness:
     def __init__(self, dut, sram_words: int, ext_words: int):
         self.dut = dut
         self.memories = {"sram": sram_backdoor(dut, sram_words),
-                         "ext": Backdoor(dut.u_mem.mem, ext_words, "ext word")}
+                         "ext": Backdoor(dut.u_ext.u_mem.mem, ext_words, "ext word")}
         self.logs = {"sram": sram_writes(dut), "ext": WriteLog(dut.u_ext_writes, "ext")}
 
     async def run(self, transfer: Transfer, what: str) -> None:

@@ -209,7 +209,7 @@ async def pdma_matches_the_reference_machine(dut):
     await start_clock_and_reset(dut, {name: 0 for name in (
         *STROBE.values(), "cmd_table", "cmd_sram", "cmd_pool", "cmd_row_words", "cmd_len",
         "cmd_page_shift", "cmd_row", "cmd_pages", "cmd_copy")})
-    ext = Backdoor(dut.u_mem.mem, cfg.ext_words, "ext word")
+    ext = Backdoor(dut.u_ext.u_mem.mem, cfg.ext_words, "ext word")
     sram = sram_backdoor(dut, cfg.sram_words)
     logs = {"sram": sram_writes(dut), "ext": WriteLog(dut.u_ext_writes, "ext")}
     ext.write(POOL_BASE, np.array([rng.getrandbits(32) for _ in range(cfg.ext_words - POOL_BASE)],

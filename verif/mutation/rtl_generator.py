@@ -1,35 +1,9 @@
 """Mutants of the chip's Verilog, generated from operator classes (for verif/mutation/rtl_run.py).
 
-Pure text processing of the lines of hw/rtl/*.v, no simulator. Each line the build compiles is
-scanned for the places where one of seven operator classes can break it:
-
-- ``arith``   ``+`` <-> ``-``, ``*`` -> ``+``, ``<<`` <-> ``>>``, ``>>>`` -> ``>>``
-- ``logic``   ``&&`` <-> ``||``, ``&`` <-> ``|``, ``^`` -> ``&`` (binary operators only)
-- ``compare`` off by one: ``<`` <-> ``<=``, ``>`` <-> ``>=``
-- ``const``   a literal plus or minus one (a 1-bit literal flips; a table entry of exp_lut too)
-- ``negate``  a condition negated: ``if (c)`` -> ``if (!(c))``, ``==`` <-> ``!=``, a dropped
-              ``!``, a ternary's condition, a 1-bit signal's whole expression
-- ``stuck``   one bit of a register's next value stuck at 0 or 1 (``x <= (e) | 16'h0020;``)
-- ``drop``    an assignment removed (``;`` in a procedure, a comment for an ``assign``)
-
-Only the expression a line computes is mutated: the right-hand side of an assignment, the
-condition of an ``if``, the signal on an instance's input port, a continued expression. Never a
-bit select or a part select (``[...]``), a replication count, a ``$clog2(...)``, a comment, a
-declaration's range, a module parameter's default, a parameter check (``initial`` blocks), a
-generate loop, a line of a reset branch (``if (rst)``: the reset values are zeros, which is
-where Verilator starts every register anyway), a line in an `` `ifdef`` branch the build
-leaves out, or a lint sink (``wire unused_... = &{...}``). A line that is not unique in its
-file cannot be a Mutant (``mutate_text`` finds lines by their text) and is skipped.
-
-``generate(seed, count)`` spreads ``count`` mutants over all the modules: each gets at least
-``MIN_PER_MODULE``, the rest go in proportion to the square root of a module's candidate lines
-(a generated table, exp_lut, keeps the floor). Module by module, each mutant takes the operator
-class used least so far among those the module's remaining lines offer, then a random line
-offering it, then a random site of that class on the line: one mutant per chosen line, the same
-mutants for the same seed, listed in file and line order. Every mutant is a
-``verif.mutation.framework.Mutant`` (the whole line replaced) that ``check_applies``. Its name is
-made of its module, its operator class and a digest of its text, so it stays the same while its line
-does, wherever the line moves in the file; ``EQUIVALENT`` keys on it.
+Pure text processing of hw/rtl/*.v, no simulator: each compiled line offers sites where one of
+seven operator classes can break its expression; ``generate(seed, count)`` spreads the mutants
+over the modules, the same ones for the same seed (README, "The RTL mutants"). A mutant's name
+is its module, its class and a digest of its line's text: ``EQUIVALENT`` keys on it.
 """
 
 from __future__ import annotations
@@ -44,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from verif.mutation.framework import REPO_ROOT, Mutant, MutantDoesNotApply, check_applies
 
 RTL_FOLDER = "hw/rtl"
@@ -55,103 +31,9 @@ MIN_PER_MODULE = 3
 GROUP = "rtl"
 STUCK_BITS = 8  # a stuck bit is one of the low 8: values the tests' sizes reach
 
-# Mutants that no test can catch because they do not change what the chip does, each with the
-# reason (keyed by Mutant.name; the report shows the reason). Keep it small and justified.
-EQUIVALENT: dict[str, str] = {
-    "mem_if-compare-98b5c8ad":
-        "burst_len: to_boundary < 256 made <=: the arms differ only at to_boundary = 256, where "
-        "to_boundary[8:0] is 256 as well",
-    "mem_if-compare-232a997d":
-        "burst_len: left < burst_len made <=: the arms differ only at left = burst_len, where "
-        "left[8:0] is that value as well",
-    "requant-compare-a0437d92":
-        "shift_c = (shift >= 63) ? 63 : shift[5:0]: the two arms differ only at shift = 63, "
-        "where shift[5:0] is 63 as well",
-    "matrix_unit-compare-cd6e8f22":
-        "a_live for row r = mr of a partial tile feeds stale A words into array row mr only; a "
-        "PE's a input reaches only its own row's accumulators, and WRITE reads rows < mr only",
-    "matrix_unit-compare-c928d6c5":
-        "b_live for column r = nc of a partial tile feeds stale B words into array column nc "
-        "only; a PE's b input reaches only its own column's accumulators, and WRITE reads "
-        "columns < nc only",
-    "matrix_unit-compare-5572d194":
-        "mr = (m_left <= N) ? m_left : N: the two arms differ only at m_left = N, where both "
-        "are N",
-    "matrix_unit-compare-18267155":
-        "nc = (n_left <= N) ? n_left : N: the two arms differ only at n_left = N, where both "
-        "are N",
-    "matrix_unit-const-cf7a4d76":
-        "a_feed's idle value 1 meets only a zero b: PE(r, j) gets row r's and column j's words "
-        "of the same reduction index t in the same beat, so for the rows and columns a tile "
-        "writes a is live exactly when b is, and 1 x 0 adds nothing",
-    "matrix_unit-logic-5690ed1e":
-        "a_live = comp || (...): in COMP every row feeds its buffer's word, but a word outside "
-        "t < k or rows < mr meets a zero b of the same t (the skew pairs row r's and column j's "
-        "words of one t at PE(r, j)), and outside COMP the array is not enabled",
-    "matrix_unit-logic-162c041c":
-        "b_live = comp || (...): in COMP every column feeds its buffer's word, but a word outside "
-        "t < k meets a zero a of the same t (the skew pairs row r's and column j's words of one t "
-        "at PE(r, j)), a column at or past nc reaches only accumulators WRITE never reads, and "
-        "outside COMP the array is not enabled (matrix_unit-logic-5690ed1e, for b)",
-    "matrix_unit-compare-5697755c":
-        "b_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
-        "so t < k is false either way",
-    "matrix_unit-compare-4aedf7e4":
-        "a_live on beat >= r instead of beat > r: at beat = r, t = beat - 1 - r wraps to 0xFFFF, "
-        "so t < k is false either way",
-    "matrix_unit-compare-e72a3024":
-        "b_live on t <= k: at t = k column r feeds a stale word, which meets row words of the "
-        "same t = k, all zero (a_live needs t < k)",
-    "matrix_unit-const-3b024aa0":
-        "b_feed's idle value 1 meets only a zero a, as a_feed's idle value meets a zero b "
-        "(matrix_unit-const-cf7a4d76)",
-    "matrix_unit-compare-743546ef":
-        "lanes_left on ld_t + r <= k: a chunk that ends the row writes one entry more, at index "
-        "k (< K_MAX: ld_t is a multiple of 4 and k - ld_t <= 3), which no beat of this tile reads "
-        "and every later tile writes before it reads it",
-    "matrix_unit-const-de5d0530":
-        "ones instead of zeros above lane 0 of a row-major B's word: only lane 0 is enabled "
-        "there",
-    "matrix_unit-stuck-78baf218":
-        "i0 with bit 0 stuck at 0: the tile rows start at multiples of ARRAY_N = 4",
-    "matrix_unit-drop-78bfba37":
-        "c_row_next = c_row_reg dropped: SETUP and the next tile row assign it, every other "
-        "cycle keeps the value c_row_reg holds",
-    "matrix_unit-drop-5deb375f":
-        "bw_is_b_next = bw_is_b_reg dropped: every LOAD cycle assigns it, and it is read only "
-        "in the cycle after one (bw_valid)",
-    "matrix_unit-drop-a5ba69f0":
-        "bw_lanes_next = bw_lanes_reg dropped: every LOAD cycle assigns it, and it is read only "
-        "in the cycle after one (bw_valid)",
-    "matrix_unit-drop-d9eaf024":
-        "SETUP's ld_t_next = 0 dropped: the default keeps ld_t, which is 0 there (a reset, and "
-        "every MATMUL's last tile, leave it 0)",
-    "pe-const-1dc240a2":
-        "a PE cleared to a_out = 1: the next PE meets it in the first beat only, with the b the "
-        "skew makes zero there (column j + 1's first live word comes in beat j + 2)",
-    "pe-const-cf8dbc16":
-        "a PE cleared to b_out = 1: the PE below meets it in the first beat only, with the a "
-        "the skew makes zero there (row r + 1's first live word comes in beat r + 2)",
-    "softmax_unit-compare-24992131":
-        "the maximum taken on x >= mx instead of x > mx: a tie replaces it with an equal value",
-    # A dropped default of the next-state block: the simulator keeps the variable's last value
-    # (what the register took from it), so these matter only where the register is read before
-    # the block assigns it again, and none is
-    "softmax_unit-drop-8dc049cd":
-        "idx_next = idx_reg dropped: only IDLE leaves it unassigned, where idx is read by nothing "
-        "that acts (no divider input, no write, done low), and a command sets it to 0",
-    "softmax_unit-drop-bce15d33":
-        "mx_next = mx_reg dropped: the maximum pass assigns it at its first element whatever it "
-        "held, and every later cycle keeps the value mx_reg holds",
-    "softmax_unit-drop-b60f9243":
-        "sum_next = sum_reg dropped: the maximum pass's end sets it to 0, the exponentials add to "
-        "it, and the division pass keeps the value sum_reg holds",
-    "controller-drop-b1df7b7b":
-        "error_pc_next = error_pc_reg dropped: every path that assigns error_pc_next (a start, an "
-        "error) loads the registers in its cycle, or, in a stalled cycle, in the next, where the "
-        "same path assigns it again (the units and the sticky bus_err hold): it never holds a "
-        "value error_pc_reg does not",
-}
+# mutants that do not change what the chip does, each with its reason (keyed by Mutant.name)
+EQUIVALENT: dict[str, str] = yaml.safe_load(
+    Path(__file__).with_name("rtl_equivalent.yml").read_text())
 
 ARITH = {"+": "-", "-": "+", "*": "+", "<<": ">>", ">>": "<<", ">>>": ">>"}
 LOGIC = {"&&": "||", "||": "&&", "&": "|", "|": "&", "^": "&"}

@@ -7,7 +7,7 @@ whole external memory: what the reference machine runs and the scoreboard predic
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from model.chip import machine
 from model.compiler.gather import new_row_addresses
 from model.compiler.program import StepProgram, StepResult
-from model.kv.step_rule import StepPlan, plan_step
+from model.kv.step_rule import StepPlan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,22 +107,6 @@ class StepInputs:
     def read_results(self, ext: np.ndarray, counters: machine.Counters) -> list[StepResult]:
         """Every request's outputs from the final external memory."""
         return self.program.read_results(ext, counters, self.new_row_addresses())
-
-
-def host_gather_inputs(program: StepProgram, xs: Sequence[np.ndarray],
-                       kcs: Sequence[np.ndarray], vcs: Sequence[np.ndarray]) -> StepInputs:
-    """A host-gather run of ``program`` on rows the caller chooses, with no window."""
-    if not len(xs) == len(kcs) == len(vcs) == program.batch:
-        raise ValueError(f"a step of {program.batch} requests takes as many x, kc and vc, got "
-                         f"{len(xs)}, {len(kcs)} and {len(vcs)}")
-    d = program.layout.dim
-    requests = tuple(
-        RequestInputs(rid=i, plan=plan_step(n, None), token=-1,
-                      x=np.asarray(x, np.int64).reshape(d),
-                      kc=np.asarray(kc, np.int64).reshape(-1, d),
-                      vc=np.asarray(vc, np.int64).reshape(-1, d))
-        for i, (n, x, kc, vc) in enumerate(zip(program.contexts, xs, kcs, vcs, strict=True)))
-    return StepInputs(program=program, requests=requests)
 
 
 @dataclass

@@ -21,13 +21,14 @@ from model.chip.geometry import opens_page, page_of, pages_for, slot_of
 from model.chip.isa import ChipConfig, Op
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import KEY, VALUE, ChipGather, pool_differences, pool_words
-from model.compiler.inputs import StepInputs, host_gather_inputs, run_reference
+from model.compiler.inputs import StepInputs, run_reference
 from model.compiler.layout import BATCH_MAX, Layout, Pool, max_context
 from model.compiler.quantize import calibrate, shared_context_scales
 from model.host.serving import RequestStep, planned_table
 from model.kv.paged import CachingPageTable, InvariantError
 from model.kv.step_rule import plan_step
 from model.lm.tiny_lm import random_model
+from model.tests.host_gather import host_gather_inputs
 
 CFG = ChipConfig()
 LONGEST = max_context(CFG)

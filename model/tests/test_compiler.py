@@ -15,7 +15,7 @@ import pytest
 from model.chip import arith, machine
 from model.chip.isa import ChipConfig, Op, disassemble, program_cycles
 from model.compiler.cache import ProgramCache
-from model.compiler.inputs import host_gather_inputs, run_reference
+from model.compiler.inputs import run_reference
 from model.compiler.layout import Layout, program_room
 from model.compiler.program import StepProgram
 from model.compiler.quantize import (
@@ -26,6 +26,7 @@ from model.compiler.quantize import (
     quantize,
 )
 from model.lm.tiny_lm import DIM, VOCAB, TinyLM, float_trace, random_model
+from model.tests.host_gather import host_gather_inputs
 
 CFG = ChipConfig()
 RANDOM_SEED = 2

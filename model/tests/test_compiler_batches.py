@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from model.chip.isa import ChipConfig, Op
 from model.compiler.cache import ProgramCache
 from model.compiler.gather import ChipGather
-from model.compiler.inputs import host_gather_inputs, run_reference
+from model.compiler.inputs import run_reference
 from model.compiler.layout import BATCH_MAX, Layout, Pool, max_context
 from model.compiler.program import requant_runs
 from model.compiler.quantize import Requant, calibrate, shared_context_scales
@@ -30,6 +30,7 @@ from model.host.throughput import (
     throughput_table,
 )
 from model.lm.tiny_lm import random_model
+from model.tests.host_gather import host_gather_inputs
 
 CFG = ChipConfig()
 LONGEST = max_context(CFG)

@@ -6,12 +6,10 @@ compare with ``model.chip.machine.counter_differences``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-
-from verif.kit.write_log import Write, final_writes
 
 # the label of a report's first-difference line, which `first_error` picks out
 FIRST_DIFFERENCE = "first difference"
@@ -85,22 +83,6 @@ def first_write_difference(expected: Mapping[int, int], got: Mapping[int, int],
     difference = WriteDifference(address, expected.get(address), got.get(address),
                                  len(differing))
     return difference.describe(_word("memory word", address, name_of))
-
-
-def first_logged_difference(expected: Mapping[int, int],
-                            writes: Iterable[Write]) -> WriteDifference | None:
-    """The differing word whose last write came first, with its cycle (a missing write only
-    when no differing word was written), or None when the writes are as predicted."""
-    last = final_writes(writes)
-    differing = differing_writes(expected, {address: w.data for address, w in last.items()})
-    if not differing:
-        return None
-    written = [address for address in differing if address in last]
-    if not written:
-        return WriteDifference(differing[0], expected[differing[0]], None, len(differing))
-    address = min(written, key=lambda a: last[a].cycle)
-    return WriteDifference(address, expected.get(address), last[address].data, len(differing),
-                           last[address].cycle)
 
 
 def _written(value: int | None) -> str:

@@ -1,5 +1,5 @@
-"""Write logs (verif/kit/write_log.py) read from a stand-in event_log, and the first wrong write
-in time (verif/kit/compare.py's first_logged_difference), by hand."""
+"""Write logs (verif/tests/blocks/write_log.py) read from a stand-in event_log, and the first
+wrong write in time (its first_logged_difference), by hand."""
 
 from __future__ import annotations
 
@@ -8,10 +8,16 @@ from dataclasses import dataclass
 import pytest
 
 from verif.kit import event_log
-from verif.kit.compare import first_logged_difference
 from verif.kit.event_log import EntryLayout, LogOverrun
 from verif.kit.memory import UnknownValue
-from verif.kit.write_log import WRITE_ENTRY, Write, WriteLog, decode_write, final_writes
+from verif.tests.blocks.write_log import (
+    WRITE_ENTRY,
+    Write,
+    WriteLog,
+    decode_write,
+    final_writes,
+    first_logged_difference,
+)
 
 
 @dataclass

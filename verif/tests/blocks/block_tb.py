@@ -21,7 +21,7 @@ from model.chip.isa import Instr, Op
 from verif.kit.clock import reset, start_clock
 from verif.kit.failure_point import POINT_FILE
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
+from verif.tests.blocks.write_log import WriteLog
 
 PAGED_ASSEMBLERS = {Op.PLOAD: isa.pload, Op.PSTORE: isa.pstore, Op.PCOPY: isa.pcopy}
 # a paged instruction's fields, named and ordered as its assembler's arguments

@@ -28,11 +28,11 @@ from cocotb.utils import get_sim_time
 from model.chip.isa import UNIT_OF, ChipConfig, Instr, Op, exec_cycles
 from model.chip.machine import RunResult
 from sim.runner import CLOCK_NS
-from verif.kit.compare import first_logged_difference, first_memory_difference
+from verif.kit.compare import first_memory_difference
 from verif.kit.failure_point import FailurePoint, LocatedError, write_point
-from verif.kit.write_log import Write
 from verif.tests.blocks.block_tb import failure, seed
 from verif.tests.blocks.provenance import Memories, inputs_of
+from verif.tests.blocks.write_log import Write, first_logged_difference
 
 DONE_MARGIN = 100  # cycles past its documented count before a test gives up on a unit's done
 

@@ -20,10 +20,10 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from model.chip import isa
 from model.chip.isa import Instr, Op
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import begin, sram_backdoor, sram_writes, start_clock_and_reset
 from verif.tests.blocks.command import Command, MemoryWrites, run_command
 from verif.tests.blocks.provenance import Memories
+from verif.tests.blocks.write_log import WriteLog
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

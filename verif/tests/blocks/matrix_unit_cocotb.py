@@ -21,7 +21,6 @@ from model.chip import isa
 from model.chip.isa import FLAG_BT, FLAG_RAW, ChipConfig, Instr, Op
 from model.chip.machine import run_instruction
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import (
     block_rng,
     int8_words,
@@ -32,6 +31,7 @@ from verif.tests.blocks.block_tb import (
 )
 from verif.tests.blocks.command import Command, run_command
 from verif.tests.blocks.provenance import Memories
+from verif.tests.blocks.write_log import WriteLog
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 RANDOM_CASES = 20

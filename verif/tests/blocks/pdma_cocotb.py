@@ -28,7 +28,6 @@ from model.chip.isa import ChipConfig, ErrorCode, Instr, Op
 from model.chip.machine import Machine, RunResult
 from verif.kit.compare import first_memory_difference
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import (
     PAGED_ASSEMBLERS,
     block_rng,
@@ -40,6 +39,7 @@ from verif.tests.blocks.block_tb import (
 )
 from verif.tests.blocks.command import Command, MemoryWrites, run_command
 from verif.tests.blocks.provenance import Memories
+from verif.tests.blocks.write_log import WriteLog
 
 STROBE = {Op.PLOAD: "cmd_pload", Op.PSTORE: "cmd_pstore", Op.PCOPY: "cmd_pcopy"}
 PROGRAM_WORDS = 8  # the instruction and a HALT, where the reference machine fetches them

@@ -25,7 +25,6 @@ from model.chip.exp_table import EXP
 from model.chip.isa import ChipConfig, Instr
 from model.chip.machine import run_instruction
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import (
     block_rng,
     failure,
@@ -37,6 +36,7 @@ from verif.tests.blocks.block_tb import (
 )
 from verif.tests.blocks.command import Command, run_command
 from verif.tests.blocks.provenance import Memories
+from verif.tests.blocks.write_log import WriteLog
 
 RANDOM_CASES = 12
 SUM_CHANGES = {"sum one lower matters": -1, "sum one higher matters": 1}

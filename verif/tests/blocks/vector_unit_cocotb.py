@@ -22,7 +22,6 @@ from model.chip import isa
 from model.chip.isa import ChipConfig, Instr, Op
 from model.chip.machine import run_instruction
 from verif.kit.memory import Backdoor
-from verif.kit.write_log import WriteLog
 from verif.tests.blocks.block_tb import (
     block_rng,
     int8_words,
@@ -33,6 +32,7 @@ from verif.tests.blocks.block_tb import (
 )
 from verif.tests.blocks.command import Command, run_command
 from verif.tests.blocks.provenance import Memories
+from verif.tests.blocks.write_log import WriteLog
 
 STROBE = {Op.VADD: "cmd_vadd", Op.VMAX: "cmd_vmax", Op.ARGMAX: "cmd_argmax"}
 RANDOM_CASES = 24

@@ -1,4 +1,4 @@
-"""The writes of a unit harness's write log (hw/tb/write_log.v: one memory write port).
+"""The writes of a block harness's write log (hw/tb/write_log.v: one memory write port).
 
 Each entry is {cycle, address, data}, the cycle counted from the command that caused it, so a
 block test names the cycle its first wrong word was written in.
@@ -6,9 +6,10 @@ block test names the cycle its first wrong word was written in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from verif.kit.compare import WriteDifference, differing_writes
 from verif.kit.event_log import EntryLayout, EventLog
 
 WRITE_ENTRY = EntryLayout((("cycle", 32), ("address", 16), ("data", 32)))  # hw/tb/write_log.v
@@ -48,3 +49,19 @@ class WriteLog:
         first, self.read_to = self.read_to, count
         return [decode_write(entry, f"{self.memory} write {first + offset}")
                 for offset, entry in enumerate(entries)]
+
+
+def first_logged_difference(expected: Mapping[int, int],
+                            writes: Iterable[Write]) -> WriteDifference | None:
+    """The differing word whose last write came first, with its cycle (a missing write only
+    when no differing word was written), or None when the writes are as predicted."""
+    last = final_writes(writes)
+    differing = differing_writes(expected, {address: w.data for address, w in last.items()})
+    if not differing:
+        return None
+    written = [address for address in differing if address in last]
+    if not written:
+        return WriteDifference(differing[0], expected[differing[0]], None, len(differing))
+    address = min(written, key=lambda a: last[a].cycle)
+    return WriteDifference(address, expected.get(address), last[address].data, len(differing),
+                           last[address].cycle)

@@ -23,39 +23,15 @@ from model.kv.admission import (
     PLANNED,
     AdmissionLoop,
     AdmissionRule,
-    AdmissionStalled,
     AdmissionStats,
     InvalidRequest,
     Query,
     RequestTooLong,
-    StepLimitExceeded,
 )
 from model.kv.admission import Request as AdmissionQuery
 from model.kv.paged import CachingPageTable, InvariantError, PageTable, check_invariants
 from model.kv.prefix_cache import CacheStats, PrefixCache, PrefixHit
 from model.kv.step_rule import check_window, next_input, plan_step
-
-__all__ = [
-    "AdmissionStalled",
-    "ArrivalInPast",
-    "BatchPlan",
-    "Computed",
-    "DuplicateRequestId",
-    "EmptyPrompt",
-    "Finished",
-    "InvalidRequest",
-    "RecomputeMismatch",
-    "Request",
-    "RequestStep",
-    "RequestTooLong",
-    "Scheduler",
-    "ServingStats",
-    "StepLimitExceeded",
-    "forced",
-    "peak_pages",
-    "planned_table",
-    "solo_decode",
-]
 
 
 class EmptyPrompt(InvalidRequest):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tabulate import tabulate
+
 from model.chip.isa import ChipConfig, program_cycles
 from model.compiler.cache import ProgramCache
 from model.compiler.layout import BATCH_MAX, max_context
@@ -64,11 +66,9 @@ def throughput_table(programs: ProgramCache, batches: Sequence[int] = (1, 2, 4, 
 def format_table(table: dict[int, dict[int, float]]) -> str:
     """Tokens per 1,000 cycles and the gain over B = 1, one line per context."""
     batches = list(next(iter(table.values())))
-    lines = ["context  " + "  ".join(f"{f'B={b}':>14}" for b in batches)]
-    for context, rates in table.items():
-        cells = [f"{rate:7.3f} {rate / rates[batches[0]]:5.2f}x" for rate in rates.values()]
-        lines.append(f"{context:>7}  " + "  ".join(f"{cell:>14}" for cell in cells))
-    return "\n".join(lines)
+    rows = [[context, *(f"{rate:.3f} {rate / rates[batches[0]]:.2f}x" for rate in rates.values())]
+            for context, rates in table.items()]
+    return tabulate(rows, ["context", *(f"B={b}" for b in batches)], disable_numparse=True)
 
 
 def main() -> None:

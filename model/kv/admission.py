@@ -16,25 +16,6 @@ from model.chip.geometry import opens_page, pages_for
 from model.kv.paged import InvariantError, OutOfPages, PageTable
 from model.kv.prefix_cache import PrefixHit
 
-__all__ = [
-    "PLANNED",
-    "REACTIVE",
-    "WATERMARK_FRACTION",
-    "AdmissionError",
-    "AdmissionLoop",
-    "AdmissionRule",
-    "AdmissionStalled",
-    "AdmissionStats",
-    "CoversExpected",
-    "InvalidRequest",
-    "OnePageFree",
-    "Query",
-    "Request",
-    "RequestTooLong",
-    "StepLimitExceeded",
-    "Watermark",
-]
-
 WATERMARK_FRACTION = 0.01  # vLLM's default watermark: 1% of the pool's pages, rounded down
 REACTIVE = "reactive"  # preempt when an append raises OutOfPages, then retry it
 PLANNED = "planned"  # preempt before the step until every running request's row fits

@@ -21,8 +21,6 @@ from model.kv.admission import (
 )
 from model.kv.paged import PageTable
 
-__all__ = ["AdmissionResult", "AdmissionSim", "simulate"]
-
 
 @dataclass(frozen=True)
 class AdmissionResult:

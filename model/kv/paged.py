@@ -17,18 +17,6 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from model.chip.geometry import opens_page, page_of, pages_for, slot_of
 
-__all__ = [
-    "CachingPageTable",
-    "DuplicateRequest",
-    "InvalidArgument",
-    "InvariantError",
-    "OutOfPages",
-    "PageTable",
-    "PageTableError",
-    "UnknownRequest",
-    "check_invariants",
-]
-
 
 class PageTableError(Exception):
     """Base class of the errors a caller can provoke; the table is left unchanged."""

@@ -33,19 +33,23 @@ from model.compiler.layout import max_context
 from model.compiler.quantize import calibrate, shared_context_scales
 from model.host.decode import check_pools
 from model.host.serving import (
-    AdmissionStalled,
     ArrivalInPast,
     DuplicateRequestId,
     EmptyPrompt,
-    InvalidRequest,
     Request,
-    RequestTooLong,
     Scheduler,
     peak_pages,
     solo_decode,
 )
 from model.host.workloads import serving_requests
-from model.kv.admission import CoversExpected, OnePageFree, Watermark
+from model.kv.admission import (
+    AdmissionStalled,
+    CoversExpected,
+    InvalidRequest,
+    OnePageFree,
+    RequestTooLong,
+    Watermark,
+)
 from model.kv.paged import PageTable
 from model.kv.prefix_cache import CacheStats, page_keys
 from model.kv.step_rule import plan_step

@@ -32,12 +32,6 @@ def pointed_right(module: str, unit: str | None) -> bool | None:
     return unit == module or unit in UNITS_OF_MODULE[module]
 
 
-def unit_of_module(module: str) -> str:
-    """The one unit a module belongs to, else (shared, or not a chip module) its own name."""
-    units = UNITS_OF_MODULE.get(module, frozenset())
-    return next(iter(units)) if len(units) == 1 else module
-
-
 def share(records: list[dict]) -> tuple[int, int]:
     """(pointed at the right unit, counted) over the caught mutants' records."""
     counted = [r for r in records if r["counts_as_caught"] and r["triage"] is not None]

@@ -1,8 +1,9 @@
 """Mutation testing, for the host's Python and the chip's Verilog alike.
 
 A mutant replaces one whole line of one file. ``apply`` breaks a copy and verifies that exactly
-that line differs (the working tree is never touched; a drifted line fails loudly); ``run_mutants``
-checks each copy, in parallel. Catalogues: host_mutants.py, rtl_generator.py, tests/broken_chips.py.
+that line differs (the working tree is never touched; a drifted line fails loudly);
+``run_mutants`` checks each copy, in parallel. Catalogues: host_mutants.yml, rtl_generator.py,
+tests/broken_chips.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mutation run of the host: break the page table, the window and the host one line at a time.
 
-Every mutant of host_mutants.py must fail the chapter's checks (CHECKS) on its copy of model/, and
+Every mutant of host_mutants.yml must fail the chapter's checks (CHECKS) on its copy of model/, and
 the unbroken copy must pass them. ``python -m scripts.mutants host [--workers N] [--group G]``
 """
 
@@ -13,11 +13,27 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import yaml
+
 from model.paths import REPO_ROOT
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
-from verif.mutation.host_mutants import HOST_MUTANTS
 from verif.mutation.stage_runner import run_stage
 from verif.report.output import text_table, write_json
+
+CATALOGUE = Path(__file__).with_name("host_mutants.yml")
+
+
+def mutant_name(description: str) -> str:
+    """A mutant named after its description's words (stable across runs and machines)."""
+    return "-".join(description.replace(",", "").replace("'", "").split()[:8])
+
+
+def load(path: Path = CATALOGUE) -> tuple[Mutant, ...]:
+    return tuple(Mutant(mutant_name(m["description"]), m["path"], m["original"], m["mutated"],
+                        m["description"], m["group"]) for m in yaml.safe_load(path.read_text()))
+
+
+HOST_MUTANTS = load()
 
 FOLDERS = ("model", "pytest.ini")
 # each copy's pytest cache, kept between runs: a mutant's checks start with the test that caught

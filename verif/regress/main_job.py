@@ -89,7 +89,7 @@ def host_verdict(status: str, started: float) -> tuple[bool, str]:
     """The host's mutation run's verdict, from the mutate.json it wrote (not an older one)."""
     path = OUT / "mutate.json"
     if not fresh(path, started):
-        return False, f"host: {status}, no new {rel(path)}"
+        return False, f"host: {status}, no new {relative(path)}"
     mutants = json.loads(path.read_text())["mutants"]
     survivors = [m["description"] for m in mutants if not m["caught"]]
     caught = f"host: {len(mutants) - len(survivors)} of {len(mutants)} mutants caught"
@@ -100,10 +100,10 @@ def rtl_sample_verdict(status: str, started: float) -> tuple[bool, str, str]:
     """The RTL sample's verdict and its Markdown, from the files it wrote (not older ones)."""
     path = MUTANT_SAMPLE_OUT / "mutants.json"
     if not fresh(path, started):
-        return False, f"RTL sample: {status}, no new {rel(path)}", ""
+        return False, f"RTL sample: {status}, no new {relative(path)}", ""
     result = json.loads(path.read_text())
     note = (f"RTL sample: {result['caught']} of {result['scored']} caught "
-            f"({len(result['mutants'])} mutants, {rel(path)})")
+            f"({len(result['mutants'])} mutants, {relative(path)})")
     return True, note, (MUTANT_SAMPLE_OUT / "mutants.md").read_text()
 
 
@@ -185,7 +185,7 @@ class TrainedStage:
             print(f"PROBLEM: {problem}")
         verdict = "; ".join(found) or f"{len(decodes)} decodes on the RTL equal the reference's"
         tables = "read from build/trained_report/" if cached else "computed and cached"
-        return not found, f"{verdict}; tables {tables}; {rel(paths[0])}"
+        return not found, f"{verdict}; tables {tables}; {relative(paths[0])}"
 
 
 @dataclass
@@ -216,8 +216,8 @@ class Report:
         print("\n" + self.gather_text)
         self.plots = write_plots(self.runs, self.decodes_since)
         coverage = write_coverage_report(run_dirs, self.decodes_since, "make run")
-        print(f"\nwrote {rel(REGRESS_JSON)}, {rel(coverage)}, {rel(JUNIT)} and "
-              f"{len(self.plots)} plots in {rel(PLOTS)}/")
+        print(f"\nwrote {relative(REGRESS_JSON)}, {relative(coverage)}, {relative(JUNIT)} and "
+              f"{len(self.plots)} plots in {relative(PLOTS)}/")
         failed = [f"{run.sim} {chapter_report.label(run.window)}: {run.status}"
                   for run in self.runs if run.status != "passed" or not run.rule_ok]
         disagreements = [d for w in CHAPTER_WINDOWS
@@ -229,10 +229,6 @@ class Report:
                  *(f"Icarus and Verilator differ: {d}" for d in disagreements), *profiles])
         return True, (f"{len(self.runs)} decodes passed, rule ok; Icarus and Verilator agree "
                       "on every counter and output word of every step")
-
-
-def rel(path: Path) -> str:
-    return str(relative(path))
 
 
 def example_b_rows(since: float) -> dict:
@@ -288,7 +284,7 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         "## Testplan: each testpoint's tests in this run (verif/TESTPLAN.md)",
         testplan_results(),
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
-        f"Per-step data: `{rel(REGRESS_JSON)}`; JUnit: `{rel(JUNIT)}`; "
+        f"Per-step data: `{relative(REGRESS_JSON)}`; JUnit: `{relative(JUNIT)}`; "
         "coverage: `out/coverage.md`.",
     ]
     return "\n\n".join(sections) + "\n"
@@ -334,5 +330,5 @@ def main(argv: list[str] | None = None) -> int:
     REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
                                       serving_stage.text, mutation_stage.text,
                                       trained_stage.text))
-    print(f"report: {rel(REPORT)}")
+    print(f"report: {relative(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1

@@ -19,12 +19,8 @@ def fresh(path: Path, since: float) -> bool:
 
 
 def node_runs(nodeids: list[str], since: float, runs_root: Path = RUNS_ROOT) -> list[Path]:
-    """Run folders of these tests: named after one of them, written since `since`.
-
-    Both conditions, because other sessions may run in the same working tree meanwhile. A
-    folder is marked by cocotb's results.xml or by the run's own result file: tests batched
-    into one simulator process share the first one's results.xml, each keeps its result file.
-    """
+    """Run folders of these tests (named after one, written since `since`: other sessions may
+    share the tree), marked by cocotb's results.xml or, batched, by the run's own result file."""
     names = {run_folder_name(nodeid) for nodeid in nodeids}
     marks = [*runs_root.rglob("results.xml"), *runs_root.rglob(RESULT_FILE)]
     return sorted({path.parent for path in marks

@@ -1,16 +1,20 @@
-"""A failing simulation run again, once, alone, with waves, and opened where it failed.
+"""A failing simulation run again, once, alone, with waves, and opened where it failed; and the
+pytest plugin that asks for it (its report gets a section "waves of this failure").
 
-The run is repeated with waves in the failing run folder's sibling ``<run folder>-waves``, and
-the failing folder gets waves.json: the viewers' files, opened at the failure time read where
-the test ran alone (README, "Re-running a failing simulation").
+The run is repeated in the failing run folder's sibling ``<run folder>-waves``, and the failing
+folder gets waves.json: the viewers' files, opened at the failure time read where the test ran
+alone (README, "Re-running a failing simulation"). WAVES_ON_FAILURE=0 or WAVES=1 turn it off.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Generator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import pytest
 
 from model.paths import GTKWAVE_SAVE_FILE, RUNS_ROOT
 from sim.runner import (
@@ -25,6 +29,7 @@ from sim.runner import (
 )
 from sim.wave_views import scope_layout, template_layout, write_viewers
 from verif.kit.failure_point import POINT_FILE, read_point
+from verif.runs.batching import launch_of
 from verif.runs.launch import CHIP_TOPLEVEL, Launch, run_launches, traced_launch
 from verif.runs.record import RESULT_FILE, read_result
 
@@ -157,3 +162,55 @@ def newest_record(root: Path = RUNS_ROOT) -> FailureWaves | None:
     """The waves of the newest failure under ``root`` (every run folder), or None."""
     found = sorted(root.rglob(WAVES_RECORD), key=lambda path: path.stat().st_mtime)
     return read_record(found[-1]) if found else None
+
+
+# ---- the pytest plugin ------------------------------------------------------------------------
+
+SECTION = "waves of this failure"
+TIMEOUT_MARK = "from pytest-timeout"  # in pytest-timeout's failure message
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed and wanted() and call.excinfo is not None \
+            and TIMEOUT_MARK not in str(call.excinfo.value):
+        attach(report, waves_section(item, call.excinfo.value))
+    return report
+
+
+def waves_section(item: pytest.Item, error: BaseException) -> str | None:
+    """The section's text, or None when the test ran no simulation to repeat."""
+    try:
+        record = rerun(item, error)
+    except Exception as problem:  # the failing test's own report must come through whole
+        return f"no waves: running the test again with waves failed: {problem!r}"
+    return record.report() if record else None
+
+
+def rerun(item: pytest.Item, error: BaseException) -> FailureWaves | None:
+    if item.get_closest_marker("sim_job") is not None:
+        return rerun_launch(launch_of(item), item.nodeid)
+    request = request_of(error)
+    return rerun_request(request, item.nodeid) if request else None
+
+
+def request_of(error: BaseException | None) -> RunRequest | None:
+    """The run_test call behind an error: its own, or that of an error it was raised from."""
+    while error is not None:
+        request = getattr(error, "request", None)
+        if isinstance(request, RunRequest):
+            return request
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def attach(report: pytest.TestReport, text: str | None) -> None:
+    """Add the section to the failure's report (a bare report keeps it among its sections)."""
+    if text is None:
+        return
+    if hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection(SECTION, text)
+    else:
+        report.sections.append((SECTION, text))

@@ -61,7 +61,7 @@ from sim.runner import (
 )
 from sim.toolchain import SIMULATORS
 from verif.kit.failure_point import POINT_FILE, FailurePoint, read_point, write_point
-from verif.kit.units import unit_of_module
+from verif.kit.units import UNITS_OF_MODULE
 from verif.tests.blocks.command import DONE_MARGIN
 from verif.tests.blocks.vector_unit_cocotb import KNOWN_VADD, known_operands
 from verif.tests.broken_chips import RTL_MUTANTS, VADD_FAULT_ELEMENT, make_broken_block
@@ -136,6 +136,12 @@ BLOCKS = {
                    "verif.tests.blocks.controller_cocotb",
                    "controller_runs_each_opcode_and_stops_on_each_error"),
 }
+
+
+def unit_of_module(module: str) -> str:
+    """The one unit a module belongs to, else (shared, or not a chip module) its own name."""
+    units = UNITS_OF_MODULE.get(module, frozenset())
+    return next(iter(units)) if len(units) == 1 else module
 
 
 @pytest.mark.sim

@@ -9,8 +9,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
+from model.chip import isa, machine
+from model.chip.isa import Op, program_cycles
+from model.host.decode import decode_programs
 from model.kv.step_rule import pages_held
+from model.lm.tiny_lm import structured_model
 from model.paths import REPO_ROOT
 from verif.report import chapter as report_model
 from verif.report import example_a, example_b
@@ -151,12 +156,34 @@ def test_example_b_part3_full_window_is_exact_and_small_windows_cost():
 # ---- the report script -----------------------------------------------------------------------
 
 
-def test_report_model_prints_the_window_rule_and_flat_cycles(tmp_path, monkeypatch, capsys):
+def closed_form_totals(steps: int, page_size: int) -> dict[int | None, int]:
+    """Each chapter window's total cycles in closed form: step L runs the program of context
+    min(L, W) (the chapter's window rule), and a program's cycles are hw/ISA.md's cost of its
+    listing (model.chip.isa.program_cycles), summed without running it: nothing of the decode
+    loop, the machine that counts the cycles or the report."""
+    programs = decode_programs(structured_model(), steps, None, page_size=page_size)
+    cost = {n: program_cycles(programs.get(n).words, programs.cfg) for n in range(1, steps + 1)}
+    return {window: sum(cost[min(step, window or steps)] for step in range(1, steps + 1))
+            for window in (None, 8, 4)}
+
+
+def run_report(tmp_path, monkeypatch, capsys) -> tuple[str, dict, dict]:
+    """Run the report: what it printed, its JSON, and its totals (JSON and printed)."""
     monkeypatch.setattr(_common, "OUT", tmp_path / "out")
     report_model.main()
-    summary = re.findall(r"^ *(None|8|4) +(True|False) +(\d+) ", capsys.readouterr().out, re.M)
-    assert summary == [("None", "True", "32"), ("8", "True", "8"), ("4", "True", "4")]
+    printed = capsys.readouterr().out
     data = json.loads((tmp_path / "out" / "report_model.json").read_text())
+    windows = [entry["window"] for entry in data["windows"]]
+    total_row = re.search(r"^ *total +(\d+) +(\d+) +(\d+) *$", printed, re.M).groups()
+    totals = {"json": {entry["window"]: entry["total_cycles"] for entry in data["windows"]},
+              "printed": dict(zip(windows, map(int, total_row), strict=True))}
+    return printed, data, totals
+
+
+def test_report_model_prints_the_window_rule_and_flat_cycles(tmp_path, monkeypatch, capsys):
+    printed, data, totals = run_report(tmp_path, monkeypatch, capsys)
+    summary = re.findall(r"^ *(None|8|4) +(True|False) +(\d+) ", printed, re.M)
+    assert summary == [("None", "True", "32"), ("8", "True", "8"), ("4", "True", "4")]
     steps, page = data["steps"], data["page_size"]
     for entry in data["windows"]:
         window = entry["window"]
@@ -166,6 +193,26 @@ def test_report_model_prints_the_window_rule_and_flat_cycles(tmp_path, monkeypat
             str(step): pages_held(step, window, page) for step in (1, 8, 16, 32)}
         assert entry["peak_pages"] == max(
             pages_held(step, window, page) for step in range(1, steps + 1))
-        assert entry["total_cycles"] == sum(step[0] for step in entry["cycles"])
+    closed_form = closed_form_totals(steps, page)
+    assert totals == {"json": closed_form, "printed": closed_form}
 
 
+@pytest.fixture
+def softmax_costs_a_cycle_more(monkeypatch):
+    """A planted fault: the machine counts every SOFTMAX one cycle more than hw/ISA.md says
+    (one a step, so the cycles stay flat from the window on and every other check holds)."""
+    def exec_cycles(instr, cfg):
+        return isa.exec_cycles(instr, cfg) + (instr.op == Op.SOFTMAX)
+
+    monkeypatch.setattr(machine, "exec_cycles", exec_cycles)
+    machine.check.cache_clear()  # its Checked records hold the costs
+    yield
+    machine.check.cache_clear()
+
+
+def test_report_model_totals_catch_a_machine_off_by_a_cycle_a_step(
+        softmax_costs_a_cycle_more, tmp_path, monkeypatch, capsys):
+    _, data, totals = run_report(tmp_path, monkeypatch, capsys)
+    closed_form = closed_form_totals(data["steps"], data["page_size"])
+    assert totals["json"] == totals["printed"] == {
+        window: total + data["steps"] for window, total in closed_form.items()}

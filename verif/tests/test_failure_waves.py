@@ -1,5 +1,5 @@
 """A failing simulation test is run again once, alone, with waves, and opened where it failed
-(verif/runs/failure_waves.py, the pytest plugin verif/runs/waves_on_failure.py).
+(verif/runs/failure_waves.py and its pytest plugin).
 
 The failure's time comes from the first of: the located failure point, the time the pyuvm run
 recorded its failure, the time the failing cocotb test stopped. The end-to-end tests make real
@@ -27,10 +27,12 @@ from sim.wave_views import DUMP_TICK, scope_variables
 from verif.kit.failure_point import FailurePoint, write_point
 from verif.runs.failure_waves import (
     NO_TIME,
+    SECTION,
     WAVES_ON_FAILURE,
     WAVES_RECORD,
     failure_time,
     read_record,
+    request_of,
     rerun_launch,
     rerun_request,
     wanted,
@@ -39,7 +41,6 @@ from verif.runs.failure_waves import (
 from verif.runs.launch import chip_build, decode_launch, run_launches
 from verif.runs.plans import SHORT_PLAN
 from verif.runs.record import RESULT_FILE
-from verif.runs.waves_on_failure import SECTION, request_of
 from verif.tests.broken_chips import RTL_MUTANTS, make_broken_chip
 
 PLUMBING = "sim.tests.plumbing_cocotb"  # its deliberately_wrong_expectation fails at 1 ns
@@ -208,7 +209,7 @@ def test_pytest_reports_a_failures_waves_and_keeps_its_verdict(tmp_path, switch)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), WAVES_ON_FAILURE: switch}
     env.pop("WAVES", None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                           "-p", "verif.runs.waves_on_failure", "test_failing.py"],
+                           "-p", "verif.runs.failure_waves", "test_failing.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1 and "1 failed" in done.stdout
     assert "failed cocotb tests: deliberately_wrong_expectation" in done.stdout

@@ -150,7 +150,6 @@ def test_the_report_stage_fails_when_the_simulators_differ(monkeypatch, tmp_path
                         lambda dirs, profile="ideal": runs if profile == "ideal" else [])
     monkeypatch.setattr(main_job, "session_runs", lambda junit, since: [])
     monkeypatch.setattr(main_job, "REGRESS_JSON", tmp_path / "regress.json")
-    monkeypatch.setattr(main_job, "rel", str)
     monkeypatch.setattr(main_job, "write_plots", lambda runs, since: [])
     monkeypatch.setattr(main_job, "write_coverage_report",
                         lambda dirs, since, title: tmp_path / "coverage.md")

@@ -7,6 +7,7 @@ import pytest
 from model.chip.isa import UNIT_OF
 from model.paths import RTL_DIR
 from verif.kit import units
+from verif.tests.test_blocks import unit_of_module
 
 
 def test_every_rtl_module_has_its_units_or_is_every_units():
@@ -30,9 +31,9 @@ def test_a_report_points_right_only_at_one_of_the_modules_units():
 
 
 def test_a_block_names_its_one_unit_else_itself():
-    assert units.unit_of_module("divu") == "sm"
-    assert units.unit_of_module("rowmem") == "rowmem"  # three units share it
-    assert units.unit_of_module("axi_checker") == "axi_checker"  # a testbench module
+    assert unit_of_module("divu") == "sm"
+    assert unit_of_module("rowmem") == "rowmem"  # three units share it
+    assert unit_of_module("axi_checker") == "axi_checker"  # a testbench module
 
 
 def test_the_share_counts_caught_mutants_of_modules_with_a_unit():

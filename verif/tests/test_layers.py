@@ -97,11 +97,13 @@ def layer_problems(path: Path, root: Path = REPO_ROOT) -> list[str]:
     return problems
 
 
-def room_of(module: str) -> str:
+def room_of(module: str, root: Path = REPO_ROOT) -> str:
     """The folder a module's room is: its layer and first sub-package (``verif.agents`` for
-    ``verif.agents.chip.driver``), or the layer itself for a module at its top."""
+    ``verif.agents.chip.driver``, and for ``verif.agents`` itself), or the layer for a module
+    at its top (``model.paths``)."""
     parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+    folder = ".".join(parts[:2])
+    return folder if len(parts) > 2 or (root / parts[0] / parts[-1]).is_dir() else parts[0]
 
 
 def room_imports(root: Path, layer: str) -> dict[str, set[str]]:
@@ -110,11 +112,11 @@ def room_imports(root: Path, layer: str) -> dict[str, set[str]]:
     for path in sorted((root / layer).rglob("*.py")):
         if is_test_module(path, root):
             continue
-        room = room_of(module_name(path, root).removesuffix(".__init__"))
+        room = room_of(module_name(path, root).removesuffix(".__init__"), root)
         targets = graph.setdefault(room, set())
         for module, _ in imported_modules(ast.parse(path.read_text())):
-            if module.split(".")[0] == layer and room_of(module) != room:
-                targets.add(room_of(module))
+            if module.split(".")[0] == layer and room_of(module, root) != room:
+                targets.add(room_of(module, root))
     return graph
 
 

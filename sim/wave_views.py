@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +22,23 @@ from sim.runner import CLOCK_NS, TIMESCALE, run_stop_ns
 SAVE_FILE = "waves.gtkw"
 COMMAND_FILE = "waves.sucl"
 WINDOW_CYCLES = 40  # the view: 20 clock periods either side of the moment
-VIEW_PIXELS = 1000  # the width of GTKWave's wave pane that its zoom is computed for
-ZOOM_RANGE = (-62, 0)  # GTKWave's zoom limits
+# GTKWave 3.3.118 reads the '*' line's zoom z as 2**-z time units per 200 pixels (its zoom base
+# 2, its pixels per frame 200; the frame is at least one unit, so z <= 0). It starts the view at
+# [timestart] only if the pane then ends within the dump, else at the dump's start.
+GTKWAVE_FRAME = 200
+MAX_ZOOM = 0.0
+# GTKWave checks that end in single precision (2**-23 of each term): the margin left for it
+FLOAT32_MARGIN = 2.0**-20
+WINDOW_SIZE = (1600, 1000)  # the GTKWave window the save file asks for, and its panes
+SST_WIDTH, SIGNALS_WIDTH = 260, 320
+# the wave pane's width in that window (Debian's GTKWave 3.3.118, under Xvfb; checked by
+# verif/tests/test_viewers.py): the zoom fits the window to it, the end of a run ends it
+VIEW_PIXELS = 980
 MARKER_NAME = "failure"  # GTKWave's named marker A and Surfer's marker, at the moment
 NAMED_MARKER_A = "A"
 # the lines of a save file this module writes itself
-OWN_LINES = ("[*]", "[dumpfile", "[savefile]", "[timestart]", "*", "[markername")
+OWN_LINES = ("[*]", "[dumpfile", "[savefile]", "[timestart]", "*", "[markername", "[size]",
+             "[pos]", "[sst_width]", "[signals_width]")
 FILTER_LINE = re.compile(r"^(\^[<>]?\d+) (.+)$")  # a translate filter: ^N file, ^>N process
 VECTOR_RANGE = re.compile(r"\[[^\]]*\]$")
 SI_EXPONENTS = {"s": 0, "ms": -3, "us": -6, "ns": -9, "ps": -12, "fs": -15}
@@ -74,8 +86,14 @@ def template_layout(template: Path) -> Layout:
     """A save file's signals and panes, its filters' paths made absolute for any folder."""
     lines = [_absolute_filter(line) for line in Path(template).read_text().splitlines()
              if not line.startswith(OWN_LINES)]
-    signals = [VECTOR_RANGE.sub("", line) for line in lines if _is_signal(line)]
+    signals = [VECTOR_RANGE.sub("", line) for line in save_file_signals(lines)]
     return Layout(lines, [f"variable_add {name}" for name in signals])
+
+
+def save_file_signals(lines: Sequence[str]) -> list[str]:
+    """The signals a save file's lines show, as GTKWave names them (not its comments, blanks,
+    flags, filters or settings)."""
+    return [line for line in lines if _is_signal(line)]
 
 
 def scope_layout(waves: Path, scope: str) -> Layout:
@@ -128,7 +146,8 @@ def write_viewers(folder: Path, waves: Path, time_ns: float | None, layout: Layo
 
 def save_file_text(waves: Path, save: Path, dump: DumpTime, time_ns: float | None,
                    layout: Layout, note: str = "") -> str:
-    """A GTKWave save file: the marker and named marker A at ``time_ns``, the view around it."""
+    """A GTKWave save file: the marker and named marker A at ``time_ns``, the view from half a
+    window before it (or ending with the run); without a time, the whole run and no marker."""
     window_ns = WINDOW_CYCLES * CLOCK_NS
     if time_ns is None:
         marker, start = -1, 0
@@ -136,10 +155,12 @@ def save_file_text(waves: Path, save: Path, dump: DumpTime, time_ns: float | Non
     else:
         marker = gtkwave_time(time_ns, dump.exponent)
         zoom = gtkwave_zoom(gtkwave_time(window_ns, dump.exponent))
-        start = max(0, marker - VIEW_PIXELS * 2 ** -zoom // 2)
+        start = view_start(marker, zoom, dump)
     lines = [f"[*] {note}" if note else "[*]",
-             f'[dumpfile] "{waves}"', f'[savefile] "{save}"', f"[timestart] {start}",
-             f"*{zoom:f} {marker} {marker}",
+             f'[dumpfile] "{waves}"', f'[savefile] "{save}"',
+             "[size] {} {}".format(*WINDOW_SIZE), "[pos] -1 -1",
+             f"[sst_width] {SST_WIDTH}", f"[signals_width] {SIGNALS_WIDTH}",
+             f"[timestart] {start}", f"*{zoom:f} {marker} {marker}",
              *([f"[markername] {NAMED_MARKER_A}{MARKER_NAME}"] if time_ns is not None else []),
              *layout.gtkwave]
     return "\n".join(lines) + "\n"
@@ -167,10 +188,27 @@ def surfer_time(time_ns: float, exponent: int) -> int:
     return round(time_ns * 10 ** (-9 - exponent))
 
 
-def gtkwave_zoom(window: int) -> int:
-    """GTKWave's zoom (log2 of pixels per unit) showing all ``window`` units in VIEW_PIXELS."""
-    zoom = -math.ceil(math.log2(max(window, 1) / VIEW_PIXELS))
-    return min(max(zoom, ZOOM_RANGE[0]), ZOOM_RANGE[1])
+def gtkwave_zoom(window: int) -> float:
+    """GTKWave's zoom showing ``window`` units across VIEW_PIXELS (to the save file's 6
+    decimals, rounded towards showing more)."""
+    zoom = -math.log2(max(window, 1) * GTKWAVE_FRAME / VIEW_PIXELS)
+    return min(math.floor(zoom * 1e6) / 1e6, MAX_ZOOM)
+
+
+def view_start(marker: int, zoom: float, dump: DumpTime) -> int:
+    """Where GTKWave's view starts: half a window before the marker, or early enough that the
+    pane ends within the run, as GTKWave ignores a [timestart] whose pane would pass the end of
+    the dump."""
+    start = marker - gtkwave_time(WINDOW_CYCLES * CLOCK_NS / 2, dump.exponent)
+    if dump.run_ns is not None:
+        end, view = gtkwave_time(dump.run_ns, dump.exponent), gtkwave_view(zoom)
+        start = min(start, end - math.ceil(view + (end + view) * FLOAT32_MARGIN))
+    return max(0, start)
+
+
+def gtkwave_view(zoom: float, pixels: int = VIEW_PIXELS) -> float:
+    """The time units a wave pane ``pixels`` wide shows at GTKWave's ``zoom``."""
+    return pixels * 2 ** -zoom / GTKWAVE_FRAME
 
 
 def surfer_zoom_ins(dump: DumpTime) -> int:

@@ -138,9 +138,43 @@ class MutationStage:
 
     def ended(self) -> Stage:
         """The stage once both runs are done, timed from their start (overlapping others)."""
-        stage = timed("mutation runs (host, RTL sample)", self.finish)
-        return replace(stage, seconds=time.time() - self.started,
-                       note=f"{stage.note} (alongside the stages from the pytest stage on)")
+        return alongside(timed("mutation runs (host, RTL sample)", self.finish), self.started)
+
+
+def alongside(stage: Stage, started: float) -> Stage:
+    """A stage that ran beside the others: timed from its start, and said so."""
+    return replace(stage, seconds=time.time() - started,
+                   note=f"{stage.note} (alongside the stages from the pytest stage on)")
+
+
+@dataclass
+class FormalStage:
+    """``make formal``'s full proofs (verif.formal.report), in a child process at the mutation
+    runs' lower priority: the solver shares nothing with the simulations."""
+
+    text: str = ""  # out/formal.md, for the report
+    started: float = 0.0
+    run: StageProcess | None = None
+
+    def start(self) -> None:
+        self.started = time.time()
+        self.run = StageProcess([sys.executable, "-m", "verif.formal.report", "--jobs", "1"],
+                                niceness=MUTATION_NICENESS).start()
+
+    def finish(self) -> tuple[bool, str]:
+        finished = self.run.finish()
+        print(f"-- formal\n{finished.output}", end="", flush=True)
+        path = OUT / "formal.md"
+        if not fresh(path, self.started):
+            return False, f"exit status {finished.returncode}, no new {relative(path)}"
+        # its headings one level down, under the report's own
+        self.text = "#" + path.read_text().replace("\n#", "\n##").replace(
+            "# Formal", "# Formal (make formal)", 1)
+        last = finished.output.strip().splitlines()[-2:]
+        return finished.returncode == 0, "; ".join(last)
+
+    def ended(self) -> Stage:
+        return alongside(timed("formal proofs", self.finish), self.started)
 
 
 @dataclass
@@ -258,7 +292,8 @@ def stage_rows(stages: list[Stage]) -> list[list[str]]:
 
 def markdown_report(report: Report, stages: list[Stage], wall: float,
                     exercise_text: str = "", serving_text: str = "",
-                    mutation_text: str = "", trained_text: str = "") -> str:
+                    mutation_text: str = "", trained_text: str = "",
+                    formal_text: str = "") -> str:
     example = example_b_rows(report.decodes_since)
     sections = [
         "# make run: the chapter's check on Icarus and Verilator",
@@ -281,6 +316,7 @@ def markdown_report(report: Report, stages: list[Stage], wall: float,
         trained_text or "## The trained model (issue 23)\n\nthe trained model's stage did not run",
         mutation_text.replace("## RTL mutation run", "## RTL mutation run (make run's sample)")
         if mutation_text else "## RTL mutation run\n\nthe mutation stage did not run",
+        formal_text or "## Formal (make formal)\n\nthe formal stage did not run",
         "## Testplan: each testpoint's tests in this run (verif/TESTPLAN.md)",
         testplan_results(),
         "## Plots", "\n".join(f"![{p.stem}](plots/{p.name})" for p in report.plots),
@@ -313,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     mutation_stage.start()
     trained_stage = TrainedStage(decodes_since)
     trained_stage.start()
+    formal_stage = FormalStage()
+    formal_stage.start()
     stages.append(timed("software checks and decodes (pytest-xdist)",
                         lambda: checks_and_decodes(args.jobs)))
     stages.append(timed("example A", in_process(example_a.main)))
@@ -325,10 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     report = Report(decodes_since)
     stages.append(timed("report", report.build))
     stages.append(mutation_stage.ended())
+    stages.append(formal_stage.ended())
     wall = time.time() - (args.started or began)
     print_stages(stages, wall)
     REPORT.write_text(markdown_report(report, stages, wall, exercise_stage.text,
                                       serving_stage.text, mutation_stage.text,
-                                      trained_stage.text))
+                                      trained_stage.text, formal_stage.text))
     print(f"report: {relative(REPORT)}")
     return 0 if all(stage.ok for stage in stages) else 1

@@ -72,6 +72,8 @@ def block_report(block: Block, results: list[CheckResult]) -> BlockReport:
                     (report.covered if prop.status == "pass" else report.unreachable).append(
                         prop.name)
                 continue
+            if result.check.mode == "cover":  # a cover check does not check the assertions
+                continue
             verdict = ("counterexample" if prop.status == "fail" else
                        "undetermined" if result.status != "PASS" else
                        "proven" if result.check.mode == "prove" else "bounded")

@@ -72,10 +72,12 @@ def tool_environment() -> dict[str, str]:
 
 def sby_text(top: str, sources: list[Path], check: Check, parameters: dict[str, int],
              defines: tuple[str, ...] = ()) -> str:
-    """The .sby file of one check: the sources copied in by name, parameters set on the top."""
+    """The .sby file of one check: the sources copied in by name, parameters set on the top,
+    the headers they may include (chip_defs.vh, hw/formal's shared specifications) beside them."""
     defs = "".join(f" -D{d}" for d in defines)
     chparams = "".join(f"chparam -set {k} {v} {top}\n" for k, v in parameters.items())
-    files = "\n".join(str(s) for s in [*sources, RTL_DIR / "chip_defs.vh"])
+    headers = [RTL_DIR / "chip_defs.vh", *sorted(FORMAL_DIR.glob("*.vh"))]
+    files = "\n".join(str(s) for s in [*sources, *headers])
     names = " ".join(s.name for s in sources)
     return (f"[options]\nmode {check.mode}\ndepth {check.depth}\n\n"
             "[engines]\nsmtbmc yices\n\n"

@@ -128,6 +128,16 @@ coverage: setup
 formal: setup
 	$(PY) -m scripts.formal --jobs $(JOBS)
 
+## faults: a seeded fault-injection campaign (verif/faults): COUNT single-bit upsets of the chip's
+##         state, uniform over its bits (default 9,604: +-1% at 95%), and OUTSIDE (385: +-5%) each
+##         in external memory and on AXI read beats, on Verilator, JOBS processes;
+##         out/faults.json, out/faults.md, plots
+.PHONY: faults
+COUNT ?= 9604
+OUTSIDE ?= 385
+faults: setup
+	$(PY) -m scripts.faults --count $(COUNT) --outside $(OUTSIDE) --jobs $(JOBS) --label before
+
 ## mutants: the RTL mutation run: generated mutants of every module of hw/rtl (seeded), each
 ##          built and run against the suite rtl-mutation on Verilator, JOBS at a time;
 ##          out/mutants.json, out/mutants.md; fails under 95% caught (verif/mutation/rtl_run.py)

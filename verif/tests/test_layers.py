@@ -21,7 +21,8 @@ import pytest
 from model.paths import REPO_ROOT
 
 LAYERS = ("model", "sim", "verif", "scripts")  # each may import those before it, and itself
-RUNNERS = ("verif/runs/launch.py", "verif/regress/", "verif/mutation/", "verif/bench/")
+RUNNERS = ("verif/runs/launch.py", "verif/regress/", "verif/mutation/", "verif/bench/",
+           "verif/faults/campaign.py")
 COCOTB_TEST = re.compile(r"@(cocotb\.test|uvm_cocotb_test)\b")
 
 

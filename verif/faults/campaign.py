@@ -1,0 +1,94 @@
+"""Running a campaign: the Verilator build with only the fault sites public, the plan split
+into chunks, each chunk one simulator process (golden runs once, then every fault), JOBS at a
+time; the records gathered with the campaign's speed."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.chip.isa import ChipConfig
+from model.paths import BUILD_ROOT, RUNS_ROOT
+from sim.runner import Build, Job, SimulationFailed, build, run_jobs
+from verif.faults.items import Fault
+from verif.faults.plan import FAULT_PLAN_ENV, plan, write_chunk
+from verif.faults.sites import arrays, flip_flops, verilator_config
+from verif.faults.workloads import Workload
+from verif.runs.launch import CHIP_TOPLEVEL, HARNESS_DEFINES, VERILATOR_ARGS, chip_sources
+
+COCOTB_MODULE = "verif.tests.faults_uvm"
+TESTCASE = "FaultCampaignTest"
+# the harness's own `verilator_config` makes the memory's read address public, for AXI faults
+AXI_READ_CONFIG = 'public_flat_rw -module "axi_ram" -var "r_addr"\n'
+
+
+def fault_config(cfg: ChipConfig | None = None) -> Path:
+    """The Verilator configuration file that makes exactly the fault sites writable."""
+    path = BUILD_ROOT / "faults" / "fault_sites.vlt"
+    text = verilator_config(flip_flops(cfg) + arrays(cfg)) + AXI_READ_CONFIG
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
+
+
+def fault_build(sim: str, cfg: ChipConfig | None = None) -> Build:
+    """The chip harness as the decodes build it, plus (on Verilator) the fault sites public."""
+    cfg = cfg or ChipConfig()
+    sources = chip_sources() + ([fault_config(cfg)] if sim == "verilator" else [])
+    return build(sim, CHIP_TOPLEVEL, sources, parameters=cfg.verilog_parameters(),
+                 defines=HARNESS_DEFINES, waves=False, coverage=False,
+                 build_args=VERILATOR_ARGS if sim == "verilator" else ())
+
+
+@dataclass
+class CampaignRun:
+    records: list[dict]
+    wall_s: float
+    cpu_s: float  # the simulator processes' CPU time
+    processes: int
+
+
+def run_campaign(sim: str, seed: int, count: int, outside: int, jobs: int = 2,
+                 chunks: int | None = None, root: Path | None = None) -> CampaignRun:
+    """A seeded campaign (plan.plan's strata) in ``chunks`` processes, ``jobs`` at a time."""
+    runs, faults = plan(seed, count, outside)
+    root = Path(root or RUNS_ROOT / sim / "faults" / f"seed{seed}-n{count}-o{outside}").resolve()
+    return run_faults(sim, runs, faults, seed, jobs, chunks, root)
+
+
+def run_faults(sim: str, runs: list[Workload], faults: list[Fault], seed: int, jobs: int,
+               chunks: int | None, root: Path) -> CampaignRun:
+    """``faults`` over ``runs``, split round-robin into ``chunks`` simulator processes."""
+    b = fault_build(sim)
+    chunks = chunks or jobs
+    started, cpu_before = time.perf_counter(), os.times()
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(lambda i: _run_chunk(b, root / f"chunk{i}", runs,
+                                                     faults[i::chunks], seed),
+                                range(chunks)))
+    after = os.times()
+    cpu = (after.children_user - cpu_before.children_user
+           + after.children_system - cpu_before.children_system)
+    records = [record for chunk in results for record in chunk]
+    return CampaignRun(records, time.perf_counter() - started, cpu, chunks)
+
+
+def _run_chunk(b: Build, run_dir: Path, runs: list[Workload], faults: list[Fault],
+               seed: int) -> list[dict]:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    chunk = run_dir / "plan.json"
+    write_chunk(chunk, runs, faults)
+    env = {FAULT_PLAN_ENV: str(chunk), "DECODE_PLAN": "", "SERVING_SPEC": "", "PROGRAMS": "0",
+           "RANDOM_SEED": str(seed), "TB_SIM": b.sim, "TB_WAVES": "not recorded",
+           "TB_RERUN": "python -m scripts.faults"}
+    try:
+        run_jobs(b, COCOTB_MODULE, [Job(TESTCASE, TESTCASE, str(run_dir), env)], seed)
+    except SimulationFailed as failed:
+        raise SimulationFailed(f"fault campaign chunk {run_dir} failed:\n{failed}") from None
+    records = json.loads((run_dir / "faults.json").read_text())["records"]
+    return [{**record, "kind": runs[record["workload"]].kind} for record in records]

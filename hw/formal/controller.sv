@@ -7,6 +7,12 @@
 // held; and the counters count exactly their events (hw/ISA.md, "Counters"). The units and the
 // memory interface unit are free inputs, constrained only by their contracts (assumptions
 // below): the proof is about the controller alone.
+//
+// controller_fv is the top: it instantiates the controller, whose formal hook (hw/rtl/
+// controller.v's `ifdef FORMAL) instantiates controller_props on its ports, as ZipCPU places
+// a property checker inside the design: hw/formal/controller_invariants.vh, included there,
+// names both the controller's registers and the monitor's state below (open Yosys has no
+// hierarchical references) and ties them together, so that k-induction closes.
 module controller_fv #(
     parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT
@@ -27,14 +33,6 @@ module controller_fv #(
     input wire        pt_word
 );
 
-wire                   busy, done, mem_clear, fetch_cmd;
-wire [`ERROR_W-1:0]    error;
-wire [15:0]            error_pc, fetch_addr;
-wire [`COUNTERS_W-1:0] counters;
-wire go_load, go_store, go_matmul, go_vadd, go_vmax, go_argmax, go_softmax;
-wire go_pload, go_pstore, go_pcopy;
-wire sel_dma, sel_mat, sel_vec, sel_sm, sel_pdma;
-
 controller #(
     .EXT_WORDS  (EXT_WORDS),
     .SRAM_WORDS (SRAM_WORDS)
@@ -42,15 +40,15 @@ controller #(
     .clk            (clk),
     .rst            (rst),
     .start          (start),
-    .busy           (busy),
-    .done           (done),
-    .error          (error),
-    .error_pc       (error_pc),
+    .busy           (),
+    .done           (),
+    .error          (),
+    .error_pc       (),
     .stall          (stall),
     .bus_err        (bus_err),
-    .mem_clear      (mem_clear),
-    .fetch_cmd      (fetch_cmd),
-    .fetch_addr     (fetch_addr),
+    .mem_clear      (),
+    .fetch_cmd      (),
+    .fetch_addr     (),
     .rd_valid       (rd_valid),
     .rd_data        (rd_data),
     .op_m           (),
@@ -67,21 +65,21 @@ controller #(
     .pg_words       (),
     .pg_first_entry (),
     .pg_entries     (),
-    .go_load        (go_load),
-    .go_store       (go_store),
-    .go_matmul      (go_matmul),
-    .go_vadd        (go_vadd),
-    .go_vmax        (go_vmax),
-    .go_argmax      (go_argmax),
-    .go_softmax     (go_softmax),
-    .go_pload       (go_pload),
-    .go_pstore      (go_pstore),
-    .go_pcopy       (go_pcopy),
-    .sel_dma        (sel_dma),
-    .sel_mat        (sel_mat),
-    .sel_vec        (sel_vec),
-    .sel_sm         (sel_sm),
-    .sel_pdma       (sel_pdma),
+    .go_load        (),
+    .go_store       (),
+    .go_matmul      (),
+    .go_vadd        (),
+    .go_vmax        (),
+    .go_argmax      (),
+    .go_softmax     (),
+    .go_pload       (),
+    .go_pstore      (),
+    .go_pcopy       (),
+    .sel_dma        (),
+    .sel_mat        (),
+    .sel_vec        (),
+    .sel_sm         (),
+    .sel_pdma       (),
     .unit_done      (unit_done),
     .unit_fault     (unit_fault),
     .sat_event      (sat_event),
@@ -89,27 +87,58 @@ controller #(
     .sm_exp_valid   (sm_exp_valid),
     .sm_exp_index   (sm_exp_index),
     .pt_word        (pt_word),
-    .counters       (counters)
+    .counters       ()
 );
 
-wire [9:0] gos  = {go_load, go_store, go_matmul, go_vadd, go_vmax, go_argmax, go_softmax,
-                   go_pload, go_pstore, go_pcopy};
-wire [4:0] sels = {sel_dma, sel_mat, sel_vec, sel_sm, sel_pdma};
-wire       go   = |gos;
-wire       sel  = |sels;
-wire       advance = !stall;
+
+endmodule
+
+// the properties, on the controller's ports; the monitor's state goes out to the invariants
+module controller_props (
+    input wire                   clk,
+    input wire                   rst,
+    input wire                   start,
+    input wire                   stall,
+    input wire                   bus_err,
+    input wire                   rd_valid,
+    input wire [31:0]            rd_data,
+    input wire                   unit_done,
+    input wire                   unit_fault,
+    input wire                   sat_event,
+    input wire                   dma_word,
+    input wire                   pt_word,
+    input wire                   sm_exp_valid,
+    input wire                   busy,
+    input wire                   done,
+    input wire [`ERROR_W-1:0]    error,
+    input wire [15:0]            error_pc,
+    input wire                   fetch_cmd,
+    input wire [15:0]            fetch_addr,
+    input wire [9:0]             gos,          // go_load .. go_pcopy
+    input wire [4:0]             sels,         // sel_dma, sel_mat, sel_vec, sel_sm, sel_pdma
+    input wire [`COUNTERS_W-1:0] counters,
+    output reg                   f_past_valid = 1'b0,
+    output reg  [2:0]            f_owed,       // fetch words commanded and not yet delivered
+    output reg  [2:0]            f_words,      // words of the current fetch arrived
+    output reg  [`OPCODE_W-1:0]  f_op,         // the opcode of the fetched instruction (word 0)
+    output reg                   f_exec,       // a unit was commanded and its done has not come
+    output reg  [16:0]           f_pc,         // the instruction's address
+    output reg  [31:0]           f_launched    // the units commanded since start
+);
+
+wire go      = |gos;
+wire sel     = |sels;
+wire sel_dma = sels[4], sel_mat = sels[3], sel_vec = sels[2], sel_sm = sels[1];
+wire sel_pdma = sels[0];
+wire advance = !stall;
 
 // ---------------------------------------------------------------------------------------------
 // the run as the host, the units and the memory interface unit see it
 
-reg                  f_past_valid = 1'b0;
-reg  [2:0]           f_owed;     // fetch words commanded and not yet delivered
-reg  [2:0]           f_words;    // words of the current fetch arrived
-reg  [`OPCODE_W-1:0] f_op;       // the opcode of the fetched instruction (its word 0)
-reg                  f_exec;     // a unit was commanded and its done has not come
-reg  [16:0]          f_pc;       // the instruction's address
 reg  [31:0]          f_total, f_wait, f_dma, f_mat, f_vec, f_sm;
-reg  [31:0]          f_launched, f_sat, f_dma_words, f_pt_words;
+reg  [31:0]          f_sat, f_dma_words, f_pt_words;
+reg  [15:0]          f_ops [1:`N_OPCODES-1];   // the unit instructions commanded, per opcode
+integer              j;
 
 wire starting  = start && !busy;
 wire fetch_wd  = rd_valid && (f_owed != 3'd0);     // a fetch word arrives
@@ -130,6 +159,7 @@ always @(posedge clk) begin
         f_pc <= 17'd0;
         {f_total, f_wait, f_dma, f_mat, f_vec, f_sm} <= 192'd0;
         {f_launched, f_sat, f_dma_words, f_pt_words} <= 128'd0;
+        for (j = 1; j < `N_OPCODES; j = j + 1) f_ops[j] <= 16'd0;
     end else begin
         if (busy) f_total <= f_total + 32'd1;
         if (stall) f_wait <= f_wait + 32'd1;
@@ -142,6 +172,8 @@ always @(posedge clk) begin
                 f_words <= f_words + 3'd1;
             end
             if (fetch_wd && f_words == 3'd0) f_op <= rd_data[31:24];
+            for (j = 1; j < `N_OPCODES; j = j + 1)    // gos is opcode 1 .. 10, msb first
+                if (gos[`N_OPCODES - 1 - j]) f_ops[j] <= f_ops[j] + 16'd1;
             if (go) begin
                 f_exec <= 1'b1;
                 f_launched <= f_launched + 32'd1;
@@ -186,13 +218,20 @@ end
 
 integer i;
 reg [31:0] ops_sum;
+reg        ops_match;
 always @(*) begin
     ops_sum = 32'd0;
+    ops_match = 1'b1;
     for (i = 0; i < `N_OPCODES; i = i + 1)
+    begin
         ops_sum = ops_sum + {16'd0, counters[`EV_OPS_LSB + `EV_OPS_COUNT_W*i +: `EV_OPS_COUNT_W]};
+        if (i != 0 && counters[`EV_OPS_LSB + `EV_OPS_COUNT_W*i +: `EV_OPS_COUNT_W]
+                      != f_ops[i])
+            ops_match = 1'b0;
+    end
 end
 
-always @(posedge clk) begin
+always @(*) begin
     if (f_past_valid && !rst) begin
         // `done` and `busy` never together
         DONE_NOT_BUSY: assert (!(done && busy));
@@ -207,6 +246,29 @@ always @(posedge clk) begin
         FETCH_AT_PC: assert (!fetch_cmd || fetch_addr == f_pc[15:0]);
         // a stopped run (done, with any error) fetches, commands and selects nothing
         QUIET_WHEN_DONE: assert (!done || !(fetch_cmd || go || sel));
+        // cnt_total: every cycle of the run; cnt_wait: exactly its frozen cycles
+        CNT_TOTAL: assert (counters[`CNT_TOTAL] == f_total);
+        CNT_WAIT: assert (counters[`CNT_WAIT] == f_wait);
+        // the unit counters: the advancing EXEC cycles of their instructions
+        CNT_UNITS: assert (counters[`CNT_DMA] == f_dma && counters[`CNT_MAT] == f_mat
+                           && counters[`CNT_VEC] == f_vec && counters[`CNT_SM] == f_sm);
+        // ev_instr: the instructions that passed their check: those commanded, and the
+        // HALT that ends a run without error; ev_ops adds up to it
+        EV_INSTR: assert (counters[`EV_INSTR] == f_launched + {31'd0, done
+                                                               && error == `ERR_OK});
+        EV_OPS_SUM: assert (ops_sum == counters[`EV_INSTR]);
+        // ev_ops: each unit opcode's count is its instructions commanded, HALT's the one
+        // that stopped the run without error
+        EV_OPS: assert (ops_match && counters[`EV_OPS_LSB +: `EV_OPS_COUNT_W]
+                                     == {15'd0, done && error == `ERR_OK});
+        // the event counters: exactly their events, in advancing cycles
+        EV_EVENTS: assert (counters[`EV_SAT] == f_sat && counters[`EV_DMA_WORDS] == f_dma_words
+                           && counters[`EV_PT_WORDS] == f_pt_words);
+    end
+end
+
+always @(posedge clk) begin
+    if (f_past_valid && !rst) begin
         if (!$past(rst)) begin
             // a stop holds its code and address until the next start
             if ($past(done) && !$past(start)) begin
@@ -228,20 +290,6 @@ always @(posedge clk) begin
                 BAD_PAGE_STOPS: assert (done && error == `ERR_BAD_PAGE
                                         && error_pc == $past(f_pc[15:0]));
             end
-            // cnt_total: every cycle of the run; cnt_wait: exactly its frozen cycles
-            CNT_TOTAL: assert (counters[`CNT_TOTAL] == f_total);
-            CNT_WAIT: assert (counters[`CNT_WAIT] == f_wait);
-            // the unit counters: the advancing EXEC cycles of their instructions
-            CNT_UNITS: assert (counters[`CNT_DMA] == f_dma && counters[`CNT_MAT] == f_mat
-                               && counters[`CNT_VEC] == f_vec && counters[`CNT_SM] == f_sm);
-            // ev_instr: the instructions that passed their check: those commanded, and the
-            // HALT that ends a run without error; ev_ops adds up to it
-            EV_INSTR: assert (counters[`EV_INSTR] == f_launched + {31'd0, done
-                                                                   && error == `ERR_OK});
-            EV_OPS_SUM: assert (ops_sum == counters[`EV_INSTR]);
-            // the event counters: exactly their events, in advancing cycles
-            EV_EVENTS: assert (counters[`EV_SAT] == f_sat && counters[`EV_DMA_WORDS] == f_dma_words
-                               && counters[`EV_PT_WORDS] == f_pt_words);
         end
     end
 end

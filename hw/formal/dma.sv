@@ -24,11 +24,6 @@ module dma_fv #(
     input wire [31:0]        sram_rdata
 );
 
-wire               done, rd_cmd, wr_cmd, wr_push, fence, sram_we;
-wire [15:0]        mem_addr, mem_len;
-wire [31:0]        wr_data, sram_wdata;
-wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
-
 dma #(
     .SRAM_AW (SRAM_AW)
 ) dut (
@@ -40,36 +35,70 @@ dma #(
     .cmd_ext_addr  (cmd_ext_addr),
     .cmd_sram_addr (cmd_sram_addr),
     .cmd_len       (cmd_len),
-    .done          (done),
-    .mem_addr      (mem_addr),
-    .mem_len       (mem_len),
-    .rd_cmd        (rd_cmd),
+    .done          (),
+    .mem_addr      (),
+    .mem_len       (),
+    .rd_cmd        (),
     .rd_valid      (rd_valid),
     .rd_data       (rd_data),
-    .wr_cmd        (wr_cmd),
-    .wr_push       (wr_push),
-    .wr_data       (wr_data),
-    .fence         (fence),
+    .wr_cmd        (),
+    .wr_push       (),
+    .wr_data       (),
+    .fence         (),
     .fence_done    (fence_done),
-    .sram_raddr    (sram_raddr),
+    .sram_raddr    (),
     .sram_rdata    (sram_rdata),
-    .sram_we       (sram_we),
-    .sram_waddr    (sram_waddr),
-    .sram_wdata    (sram_wdata)
+    .sram_we       (),
+    .sram_waddr    (),
+    .sram_wdata    ()
+);
+
+endmodule
+
+// the properties, on every port of the unit; the monitor's state goes out to the invariants
+module dma_props #(
+    parameter SRAM_AW = 12
+) (
+    input wire               clk,
+    input wire               rst,
+    input wire               stall,
+    input wire               cmd_load,
+    input wire               cmd_store,
+    input wire [15:0]        cmd_ext_addr,
+    input wire [15:0]        cmd_sram_addr,
+    input wire [15:0]        cmd_len,
+    input wire               done,
+    input wire [15:0]        mem_addr,
+    input wire [15:0]        mem_len,
+    input wire               rd_cmd,
+    input wire               rd_valid,
+    input wire [31:0]        rd_data,
+    input wire               wr_cmd,
+    input wire               wr_push,
+    input wire [31:0]        wr_data,
+    input wire               fence,
+    input wire               fence_done,
+    input wire [SRAM_AW-1:0] sram_raddr,
+    input wire [31:0]        sram_rdata,
+    input wire               sram_we,
+    input wire [SRAM_AW-1:0] sram_waddr,
+    input wire [31:0]        sram_wdata,
+    output reg               f_past_valid = 1'b0,
+    output reg               f_busy = 1'b0,       // a command was accepted and its done has not come
+    output reg               f_store = 1'b0,      // .. it is a STORE
+    output reg               f_rd_cmds = 1'b0,    // LOAD: its read stream was commanded
+    output reg  [16:0]       f_owed = 17'd0,      // read words commanded and not yet delivered
+    output reg  [16:0]       f_words = 17'd0,     // words written (LOAD: SRAM) or pushed (STORE)
+    output reg               f_fence = 1'b0,      // a fence was asked for and has not completed
+    output reg [SRAM_AW-1:0] f_raddr = 0,         // the SRAM read address of the cycle before
+    output reg  [15:0]       f_b,                 // the transfer's fields, as accepted
+    output reg  [15:0]       f_len
 );
 
 // ---------------------------------------------------------------------------------------------
 // the transfer as the controller and the memory interface unit see it
 
 wire        accepted = (cmd_load || cmd_store) && !stall;    // a stalled command is ignored
-reg         f_busy = 1'b0;        // a command was accepted and its done has not come
-reg         f_store = 1'b0;       // .. it is a STORE
-reg         f_rd_cmds = 1'b0;     // LOAD: its read stream was commanded
-reg  [16:0] f_owed = 17'd0;       // read words commanded and not yet delivered
-reg  [16:0] f_words = 17'd0;      // words written (LOAD: SRAM) or pushed (STORE) so far
-reg         f_fence = 1'b0;       // a fence was asked for and has not completed
-reg         f_past_valid = 1'b0;
-reg  [SRAM_AW-1:0] f_raddr = 0;   // the SRAM read address of the cycle before
 
 wire [16:0] len_17   = {1'b0, cmd_len};
 wire [16:0] waddr_17 = {1'b0, cmd_sram_addr} + f_words;
@@ -119,7 +148,7 @@ always @(*) begin
     // memory interface unit: fence_done only for a fence asked in an earlier cycle, not stalled
     FENCE_OWED: assume (!fence_done || (f_fence && !stall));
 end
-reg [15:0] f_a, f_b, f_len;
+reg [15:0] f_a;
 always @(posedge clk) begin
     if (accepted) begin
         f_a <= cmd_ext_addr;

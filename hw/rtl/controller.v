@@ -467,6 +467,10 @@ end
 // a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536
 wire unused_controller = &{1'b0, pc_reg[16]};
 
+`ifdef FORMAL    // the formal flow's invariants of these registers (hw/formal)
+`include "controller_invariants.vh"
+`endif
+
 endmodule
 
 `default_nettype wire

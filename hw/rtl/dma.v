@@ -157,6 +157,10 @@ end
 
 wire unused_dma = &{1'b0, sram_rd_addr[16:SRAM_AW], sram_wr_addr[16:SRAM_AW]};
 
+`ifdef FORMAL    // the formal flow's invariants of this unit's registers (hw/formal)
+`include "dma_invariants.vh"
+`endif
+
 endmodule
 
 `default_nettype wire

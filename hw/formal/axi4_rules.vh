@@ -56,7 +56,18 @@ module axi4_rules #(
 
     output reg  [15:0] cycle,          // cycles since reset (saturating), as the checker counts
     output reg  [8:0]  reads_out,      // AR handshakes whose last R beat has not come
-    output reg  [8:0]  writes_open     // AW handshakes not yet answered by a B
+    output reg  [8:0]  writes_open,    // AW handshakes not yet answered by a B
+    // the bookkeeping, for a manager's invariants (mem_if_invariants.vh): the AWs and the W
+    // bursts waiting for their pair, oldest first (entry i valid for i < its count), the beats
+    // of the W burst in progress, the W bursts ended and not answered, and the queues' pointers
+    // consistent with their counts
+    output wire [8*BURSTS-1:0] aw_pending,    // awlen of each
+    output wire [9*BURSTS-1:0] w_pending,     // beats of each
+    output wire [8:0]  aw_pending_n,
+    output wire [8:0]  w_pending_n,
+    output wire [8:0]  w_beat_n,
+    output wire [8:0]  wlast_n,
+    output wire        books_ok
 );
 
 localparam RQW = (READS_MAX > 1) ? $clog2(READS_MAX) : 1;
@@ -203,6 +214,40 @@ always @(posedge clk) begin
         wlast_open  <= wlast_open + {8'd0, w_end} - {8'd0, b_fire};
     end
 end
+
+// the queues from their heads, and where each tail must be (no division: READS_MAX may not be a
+// power of two)
+reg [8*BURSTS-1:0] aw_view;
+reg [9*BURSTS-1:0] w_view;
+reg [BQW-1:0]      awq_at, wq_at, awq_end, wq_end;
+reg [RQW-1:0]      rq_end;
+integer            vi;
+always @(*) begin
+    awq_at  = awq_head;
+    wq_at   = wq_head;
+    awq_end = awq_head;
+    wq_end  = wq_head;
+    rq_end  = rq_head;
+    for (vi = 0; vi < BURSTS; vi = vi + 1) begin
+        aw_view[8*vi +: 8] = awq[awq_at];
+        w_view[9*vi +: 9]  = wq[wq_at];
+        awq_at = bq_next(awq_at);
+        wq_at  = bq_next(wq_at);
+        if (vi < awq_count) awq_end = bq_next(awq_end);
+        if (vi < wq_count) wq_end = bq_next(wq_end);
+    end
+    for (vi = 0; vi < READS_MAX; vi = vi + 1)
+        if (vi < reads_out) rq_end = rq_next(rq_end);
+end
+assign aw_pending   = aw_view;
+assign w_pending    = w_view;
+assign aw_pending_n = {{(8-BQW){1'b0}}, awq_count};
+assign w_pending_n  = {{(8-BQW){1'b0}}, wq_count};
+assign w_beat_n     = w_beats;
+assign wlast_n      = wlast_open;
+assign books_ok     = awq_count <= BURSTS && wq_count <= BURSTS && reads_out <= READS_MAX
+                      && awq_tail == awq_end && wq_tail == wq_end
+                      && rq_head < READS_MAX && rq_tail == rq_end;
 
 // ---------------------------------------------------------------------------------------------
 // the manager's obligations: asserted

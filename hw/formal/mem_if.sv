@@ -44,16 +44,6 @@ module mem_if_fv #(
     input wire        bvalid
 );
 
-wire        stall, bus_err, rd_valid, fence_done;
-wire [31:0] rd_data;
-wire [0:0]  arid, awid;
-wire [31:0] araddr, awaddr, wdata;
-wire [7:0]  arlen, awlen;
-wire [2:0]  arsize, awsize;
-wire [1:0]  arburst, awburst;
-wire [3:0]  wstrb;
-wire        arvalid, rready, awvalid, wlast, wvalid, bready;
-
 mem_if #(
     .EXT_LAT   (EXT_LAT),
     .READS_MAX (READS_MAX),
@@ -63,53 +53,130 @@ mem_if #(
     .clk           (clk),
     .rst           (rst),
     .clear         (clear),
-    .stall         (stall),
-    .bus_err       (bus_err),
+    .stall         (),
+    .bus_err       (),
     .rd_cmd        (rd_cmd),
     .rd_addr       (rd_addr),
     .rd_len        (rd_len),
-    .rd_valid      (rd_valid),
-    .rd_data       (rd_data),
+    .rd_valid      (),
+    .rd_data       (),
     .wr_cmd        (wr_cmd),
     .wr_addr       (wr_addr),
     .wr_len        (wr_len),
     .wr_push       (wr_push),
     .wr_data       (wr_data),
     .fence         (fence),
-    .fence_done    (fence_done),
-    .m_axi_arid    (arid),
-    .m_axi_araddr  (araddr),
-    .m_axi_arlen   (arlen),
-    .m_axi_arsize  (arsize),
-    .m_axi_arburst (arburst),
-    .m_axi_arvalid (arvalid),
+    .fence_done    (),
+    .m_axi_arid    (),
+    .m_axi_araddr  (),
+    .m_axi_arlen   (),
+    .m_axi_arsize  (),
+    .m_axi_arburst (),
+    .m_axi_arvalid (),
     .m_axi_arready (arready),
     .m_axi_rid     (rid),
     .m_axi_rdata   (rdata),
     .m_axi_rresp   (rresp),
     .m_axi_rlast   (rlast),
     .m_axi_rvalid  (rvalid),
-    .m_axi_rready  (rready),
-    .m_axi_awid    (awid),
-    .m_axi_awaddr  (awaddr),
-    .m_axi_awlen   (awlen),
-    .m_axi_awsize  (awsize),
-    .m_axi_awburst (awburst),
-    .m_axi_awvalid (awvalid),
+    .m_axi_rready  (),
+    .m_axi_awid    (),
+    .m_axi_awaddr  (),
+    .m_axi_awlen   (),
+    .m_axi_awsize  (),
+    .m_axi_awburst (),
+    .m_axi_awvalid (),
     .m_axi_awready (awready),
-    .m_axi_wdata   (wdata),
-    .m_axi_wstrb   (wstrb),
-    .m_axi_wlast   (wlast),
-    .m_axi_wvalid  (wvalid),
+    .m_axi_wdata   (),
+    .m_axi_wstrb   (),
+    .m_axi_wlast   (),
+    .m_axi_wvalid  (),
     .m_axi_wready  (wready),
     .m_axi_bid     (bid),
     .m_axi_bresp   (bresp),
     .m_axi_bvalid  (bvalid),
-    .m_axi_bready  (bready)
+    .m_axi_bready  ()
+);
+
+endmodule
+
+// the properties, on every port of the unit; their tracking state and the AXI4 rules'
+// bookkeeping go out to the invariants (mem_if_invariants.vh, inside mem_if)
+module mem_if_props #(
+    parameter READS_MAX = 3,
+    parameter RBUF      = 2
+) (
+    input wire        clk,
+    input wire        rst,
+    input wire        clear,
+    // unit side
+    input wire        stall,
+    input wire        bus_err,
+    input wire        rd_cmd,
+    input wire [15:0] rd_addr,
+    input wire [15:0] rd_len,
+    input wire        rd_valid,
+    input wire [31:0] rd_data,
+    input wire        wr_cmd,
+    input wire [15:0] wr_addr,
+    input wire [15:0] wr_len,
+    input wire        wr_push,
+    input wire [31:0] wr_data,
+    input wire        fence,
+    input wire        fence_done,
+    // the port
+    input wire [0:0]  arid,
+    input wire [31:0] araddr,
+    input wire [7:0]  arlen,
+    input wire [2:0]  arsize,
+    input wire [1:0]  arburst,
+    input wire        arvalid,
+    input wire        arready,
+    input wire [0:0]  rid,
+    input wire [31:0] rdata,
+    input wire [1:0]  rresp,
+    input wire        rlast,
+    input wire        rvalid,
+    input wire        rready,
+    input wire [0:0]  awid,
+    input wire [31:0] awaddr,
+    input wire [7:0]  awlen,
+    input wire [2:0]  awsize,
+    input wire [1:0]  awburst,
+    input wire        awvalid,
+    input wire        awready,
+    input wire [31:0] wdata,
+    input wire [3:0]  wstrb,
+    input wire        wlast,
+    input wire        wvalid,
+    input wire        wready,
+    input wire [0:0]  bid,
+    input wire [1:0]  bresp,
+    input wire        bvalid,
+    input wire        bready,
+    // the tracking state (below) and the rules' bookkeeping (axi4_rules.vh)
+    output reg        f_past_valid = 1'b0,
+    output reg  [7:0] r_beats,           // R beats taken
+    output reg  [7:0] rd_words,          // words delivered
+    output reg  [7:0] pushes,            // words pushed
+    output reg  [7:0] w_beats,           // W beats sent
+    output wire [7:0] f_n,               // the symbolic word followed
+    output reg [31:0] f_rdata,           // .. its R beat's data, once taken
+    output reg        f_rdata_in,
+    output reg [31:0] f_wdata,           // .. its push's data, once pushed
+    output reg        f_wdata_in,
+    output wire [8:0] reads_out,
+    output wire [8:0] writes_open,
+    output wire [31:0] aw_pending,       // 4 bursts (the rules' BURSTS)
+    output wire [35:0] w_pending,
+    output wire [8:0] aw_pending_n,
+    output wire [8:0] w_pending_n,
+    output wire [8:0] w_beat_n,
+    output wire [8:0] wlast_n,
+    output wire       books_ok
 );
 
 wire [15:0] cycle;
-wire [8:0]  reads_out, writes_open;
 
 axi4_rules #(
     .READS_MAX   (READS_MAX),
@@ -148,13 +215,19 @@ axi4_rules #(
     .bready      (bready),
     .cycle       (cycle),
     .reads_out   (reads_out),
-    .writes_open (writes_open)
+    .writes_open (writes_open),
+    .aw_pending  (aw_pending),
+    .w_pending   (w_pending),
+    .aw_pending_n (aw_pending_n),
+    .w_pending_n (w_pending_n),
+    .w_beat_n    (w_beat_n),
+    .wlast_n     (wlast_n),
+    .books_ok    (books_ok)
 );
 
 // ---------------------------------------------------------------------------------------------
 // the unit side's contract (mem_if.v's header): assumed
 
-reg f_past_valid = 1'b0;
 always @(posedge clk) f_past_valid <= 1'b1;
 
 wire        advance = !stall;
@@ -197,12 +270,8 @@ end
 // words followed through the port: a symbolic word f_n of the R beats (to rd_valid) and of the
 // pushes (to W)
 
-(* anyconst *) reg [7:0] f_n;
-
-reg [7:0]  r_beats, rd_words;        // R beats taken, words delivered
-reg [7:0]  pushes, w_beats;          // words pushed, W beats sent
-reg [31:0] f_rdata, f_wdata;
-reg        f_rdata_in, f_wdata_in;
+(* anyconst *) reg [7:0] f_n_reg;
+assign f_n = f_n_reg;
 
 wire        r_fire  = rvalid && rready;
 wire        w_fire  = wvalid && wready;

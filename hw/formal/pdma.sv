@@ -9,11 +9,7 @@
 // controller's paged_geometry, as on the chip; the controller's checks (sizes, extents), its
 // command contract and the memory interface unit's (words only when owed) are assumptions.
 module pdma_fv #(
-    parameter SRAM_AW = 12,
-    parameter LEN_MAX = 2,       // narrowed: rows per instruction
-    parameter RW_MAX  = 1,       // narrowed: words per row
-    parameter SH_MAX  = 1,       // narrowed: page_shift
-    parameter PAGES_MAX = 4      // narrowed: the pool's pages
+    parameter SRAM_AW = 12
 ) (
     input wire        clk,
     input wire        rst,
@@ -29,23 +25,117 @@ module pdma_fv #(
     input wire [7:0]  cmd_page_shift,
     input wire [15:0] cmd_row,
     input wire [15:0] cmd_pages,
+    input wire [15:0] cmd_page_rows,    // the geometry: free here, paged_geometry's by the
+    input wire [23:0] cmd_words,        // controller's contract (pdma_props assumes it)
+    input wire [15:0] cmd_first_entry,
+    input wire [31:0] cmd_entries,
     input wire        rd_valid,
     input wire [31:0] rd_data,
     input wire        fence_done,
     input wire [31:0] sram_rdata
 );
 
-// the monitor's state (its updates below)
-reg         f_past_valid = 1'b0;
-reg         f_busy = 1'b0;      // a command was accepted and its done has not come
-reg         f_copy = 1'b0;      // .. it is a PCOPY
-reg  [1:0]  f_cmds = 2'd0;      // its read streams commanded, up to the two table streams
-reg  [16:0] f_owed = 17'd0;     // read words commanded and not yet delivered
-reg  [31:0] f_twords = 32'd0;   // table words arrived
-reg  [31:0] f_first = 32'd0;    // the header (PCOPY: the source page)
-reg         f_bad = 1'b0;       // a table word arrived bad (hw/ISA.md's BAD_PAGE rule)
-reg         f_faulted = 1'b0;   // the last instruction stopped on BAD_PAGE
-reg         f_fence = 1'b0;     // a fence was asked for and has not completed
+pdma #(
+    .SRAM_AW (SRAM_AW)
+) dut (
+    .clk             (clk),
+    .rst             (rst),
+    .stall           (stall),
+    .cmd_pload       (cmd_pload),
+    .cmd_pstore      (cmd_pstore),
+    .cmd_pcopy       (cmd_pcopy),
+    .cmd_table       (cmd_table),
+    .cmd_sram        (cmd_sram),
+    .cmd_pool        (cmd_pool),
+    .cmd_row_words   (cmd_row_words),
+    .cmd_len         (cmd_len),
+    .cmd_page_shift  (cmd_page_shift),
+    .cmd_row         (cmd_row),
+    .cmd_pages       (cmd_pages),
+    .cmd_page_rows   (cmd_page_rows),
+    .cmd_words       (cmd_words),
+    .cmd_first_entry (cmd_first_entry),
+    .cmd_entries     (cmd_entries),
+    .done            (),
+    .fault           (),
+    .table_word      (),
+    .data_word       (),
+    .mem_addr        (),
+    .mem_len         (),
+    .rd_cmd          (),
+    .rd_valid        (rd_valid),
+    .rd_data         (rd_data),
+    .wr_cmd          (),
+    .wr_push         (),
+    .wr_data         (),
+    .fence           (),
+    .fence_done      (fence_done),
+    .sram_raddr      (),
+    .sram_rdata      (sram_rdata),
+    .sram_we         (),
+    .sram_waddr      (),
+    .sram_wdata      ()
+);
+
+endmodule
+
+// the properties, on every port of the unit; the monitor's state goes out to the invariants
+// (pdma_invariants.vh, inside pdma)
+module pdma_props #(
+    parameter SRAM_AW   = 12,
+    parameter LEN_MAX   = 2,       // narrowed: rows per instruction
+    parameter RW_MAX    = 1,       // narrowed: words per row
+    parameter SH_MAX    = 1,       // narrowed: page_shift
+    parameter PAGES_MAX = 4        // narrowed: the pool's pages
+) (
+    input wire               clk,
+    input wire               rst,
+    input wire               stall,
+    input wire               cmd_pload,
+    input wire               cmd_pstore,
+    input wire               cmd_pcopy,
+    input wire [15:0]        cmd_table,
+    input wire [15:0]        cmd_sram,
+    input wire [15:0]        cmd_pool,
+    input wire [7:0]         cmd_row_words,
+    input wire [15:0]        cmd_len,
+    input wire [7:0]         cmd_page_shift,
+    input wire [15:0]        cmd_row,
+    input wire [15:0]        cmd_pages,
+    input wire [15:0]        cmd_page_rows,
+    input wire [23:0]        cmd_words,
+    input wire [15:0]        cmd_first_entry,
+    input wire [31:0]        cmd_entries,
+    input wire               done,
+    input wire               fault,
+    input wire               table_word,
+    input wire               data_word,
+    input wire [15:0]        mem_addr,
+    input wire [15:0]        mem_len,
+    input wire               rd_cmd,
+    input wire               rd_valid,
+    input wire [31:0]        rd_data,
+    input wire               wr_cmd,
+    input wire               wr_push,
+    input wire [31:0]        wr_data,
+    input wire               fence,
+    input wire               fence_done,
+    input wire [SRAM_AW-1:0] sram_raddr,
+    input wire [31:0]        sram_rdata,
+    input wire               sram_we,
+    input wire [SRAM_AW-1:0] sram_waddr,
+    input wire [31:0]        sram_wdata,
+    output reg               f_past_valid = 1'b0,
+    output reg               f_busy = 1'b0,      // a command accepted, its done not yet come
+    output reg               f_copy = 1'b0,      // .. it is a PCOPY
+    output reg  [1:0]        f_cmds = 2'd0,      // its read streams, up to the two table ones
+    output reg  [16:0]       f_owed = 17'd0,     // read words commanded and not yet delivered
+    output reg  [31:0]       f_twords = 32'd0,   // table words arrived
+    output reg  [31:0]       f_first = 32'd0,    // the header (PCOPY: the source page)
+    output reg               f_bad = 1'b0,       // a table word arrived bad (ISA's BAD_PAGE)
+    output reg               f_faulted = 1'b0,   // the last instruction stopped on BAD_PAGE
+    output reg               f_fence = 1'b0      // a fence was asked for and has not completed
+);
 
 wire        copy_field = cmd_pcopy || (f_busy && f_copy);
 wire [15:0] page_rows, first_entry;
@@ -69,53 +159,6 @@ paged_geometry u_geometry (
     .table_span  (table_span),
     .pool_words  (pool_words),
     .size_bad    (size_bad)
-);
-
-wire               done, fault, table_word, data_word, rd_cmd, wr_cmd, wr_push, fence, sram_we;
-wire [15:0]        mem_addr, mem_len;
-wire [31:0]        wr_data, sram_wdata;
-wire [SRAM_AW-1:0] sram_raddr, sram_waddr;
-
-pdma #(
-    .SRAM_AW (SRAM_AW)
-) dut (
-    .clk             (clk),
-    .rst             (rst),
-    .stall           (stall),
-    .cmd_pload       (cmd_pload),
-    .cmd_pstore      (cmd_pstore),
-    .cmd_pcopy       (cmd_pcopy),
-    .cmd_table       (cmd_table),
-    .cmd_sram        (cmd_sram),
-    .cmd_pool        (cmd_pool),
-    .cmd_row_words   (cmd_row_words),
-    .cmd_len         (cmd_len),
-    .cmd_page_shift  (cmd_page_shift),
-    .cmd_row         (cmd_row),
-    .cmd_pages       (cmd_pages),
-    .cmd_page_rows   (page_rows),
-    .cmd_words       (words),
-    .cmd_first_entry (first_entry),
-    .cmd_entries     (entries),
-    .done            (done),
-    .fault           (fault),
-    .table_word      (table_word),
-    .data_word       (data_word),
-    .mem_addr        (mem_addr),
-    .mem_len         (mem_len),
-    .rd_cmd          (rd_cmd),
-    .rd_valid        (rd_valid),
-    .rd_data         (rd_data),
-    .wr_cmd          (wr_cmd),
-    .wr_push         (wr_push),
-    .wr_data         (wr_data),
-    .fence           (fence),
-    .fence_done      (fence_done),
-    .sram_raddr      (sram_raddr),
-    .sram_rdata      (sram_rdata),
-    .sram_we         (sram_we),
-    .sram_waddr      (sram_waddr),
-    .sram_wdata      (sram_wdata)
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -200,6 +243,9 @@ always @(*) begin
         NARROW: assume (cmd_len <= LEN_MAX && cmd_row_words <= RW_MAX
                         && cmd_page_shift <= SH_MAX && cmd_pages <= PAGES_MAX);
     end
+    // controller: the geometry is its paged_geometry's, of the held instruction
+    GEOMETRY: assume (cmd_page_rows == page_rows && cmd_words == words
+                      && cmd_first_entry == first_entry && cmd_entries == entries);
     // memory interface unit: a word only when a commanded one is owed, never when stalled
     WORD_OWED: assume (!rd_valid || (f_owed != 17'd0 && !stall));
     // memory interface unit: fence_done only for a fence asked earlier, not stalled

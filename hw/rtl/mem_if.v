@@ -485,6 +485,10 @@ assign m_axi_bready  = 1'b1;
 // replaced by 0, not read
 wire unused_mem_if = &{1'b0, m_axi_rid, m_axi_bid, m_axi_bresp[0], m_axi_rresp[0]};
 
+`ifdef FORMAL    // the formal flow's invariants of this unit's registers (hw/formal)
+`include "mem_if_invariants.vh"
+`endif
+
 endmodule
 
 `default_nettype wire

@@ -163,6 +163,9 @@ wire [31:0]         pos        = pos_first + drow_reg;
 wire [31:0]         rel_entry  = (pos >> sh) - {16'd0, cmd_first_entry};
 wire [ENTRY_AW-1:0] entry_raddr = rel_entry[ENTRY_AW-1:0];
 wire [15:0]         entry_page;
+`ifdef FORMAL    // the entry buffer's words, for the invariants (hw/formal)
+wire [16*`PT_ENTRIES-1:0] f_entry_words;
+`endif
 
 rowmem #(
     .WIDTH (16),
@@ -173,6 +176,9 @@ rowmem #(
     .wr_addr (entry_waddr),
     .wr_data (rd_data[15:0]),
     .rd_addr (entry_raddr),
+`ifdef FORMAL
+    .f_words (f_entry_words),
+`endif
     .rd_data (entry_page)
 );
 
@@ -351,6 +357,10 @@ end
 // pool's extents before the command
 wire unused_pdma = &{1'b0, cmd_page_shift[7:4], row_start[39:16], rel_entry[31:ENTRY_AW],
                      sram_wr[31:SRAM_AW], sram_rd[31:SRAM_AW]};
+
+`ifdef FORMAL    // the formal flow's invariants of this unit's registers (hw/formal)
+`include "pdma_invariants.vh"
+`endif
 
 endmodule
 

@@ -17,8 +17,14 @@ module rowmem #(
 
     input  wire [ADDR_W-1:0] rd_addr,
     output wire [WIDTH-1:0]  rd_data
+`ifdef FORMAL    // every word, for a user's invariants (hw/formal/pdma_invariants.vh)
+    , output wire [WIDTH*DEPTH-1:0] f_words
+`endif
 );
 
+`ifdef FORMAL
+(* mem2reg *)    // f_words reads every word: as registers they cost the solver less
+`endif
 reg [WIDTH-1:0] mem [0:DEPTH-1];
 
 integer i;
@@ -42,6 +48,13 @@ always @(posedge clk) begin
 end
 
 assign rd_data = mem[rd_addr];
+
+`ifdef FORMAL
+genvar f_i;
+for (f_i = 0; f_i < DEPTH; f_i = f_i + 1) begin : g_f_words
+    assign f_words[WIDTH*f_i +: WIDTH] = mem[f_i];
+end
+`endif
 
 endmodule
 

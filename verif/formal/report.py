@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     negatives = NEGATIVE if args.only is None or "axi_bad_manager" in args.only else ()
     reports, verdicts, found, seconds = run(blocks, args.quick, args.jobs, negatives)
     print(text_table(HEADER[:-1], [row[:-1] for row in rows(reports)]))
+    if verdicts:
+        print(text_table(negative.HEADER[:-1], [row[:-1] for row in negative.rows(verdicts)]))
     path = write_json("formal.json", {"seconds": round(seconds, 1), "problems": found,
                                       "blocks": [asdict(r) | {"pass_rate": r.pass_rate,
                                                               "cover_rate": r.cover_rate}

@@ -3,7 +3,7 @@
 Pure text processing of hw/rtl/*.v, no simulator: each compiled line offers sites where one of
 seven operator classes can break its expression; ``generate(seed, count)`` spreads the mutants
 over the modules, the same ones for the same seed (README, "The RTL mutants"). A mutant's name
-is its module, its class and a digest of its line's text: ``EQUIVALENT`` keys on it.
+is its module, its class and a digest of its line's text: the equivalence proofs key on it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from verif.mutation.framework import REPO_ROOT, Mutant, MutantDoesNotApply, check_applies
 
 RTL_FOLDER = "hw/rtl"
@@ -30,10 +28,6 @@ DEFAULT_COUNT = 72
 MIN_PER_MODULE = 3
 GROUP = "rtl"
 STUCK_BITS = 8  # a stuck bit is one of the low 8: values the tests' sizes reach
-
-# mutants that do not change what the chip does, each with its reason (keyed by Mutant.name)
-EQUIVALENT: dict[str, str] = yaml.safe_load(
-    Path(__file__).with_name("rtl_equivalent.yml").read_text())
 
 ARITH = {"+": "-", "-": "+", "*": "+", "<<": ">>", ">>": "<<", ">>>": ">>"}
 LOGIC = {"&&": "||", "||": "&&", "&": "|", "|": "&", "^": "&"}

@@ -1,7 +1,8 @@
 """RTL mutation run: generated mutants of every chip module against a suite, on Verilator.
 
 Each mutant runs its suite's stages in a mirror of the tree (build/rtl-mutants/<name>/, builds
-kept), cheapest first, until one catches it; score = caught / built, non-equivalent mutants.
+kept), cheapest first, until one catches it; a survivor is then checked by formal equivalence
+(mcy's tags); score = caught / built mutants not proven equivalent.
 ``python -m scripts.mutants [--seed S] [--count N] [--sample K] [--suite NAME]``
 """
 
@@ -19,7 +20,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from model.paths import OUT, REPO_ROOT
@@ -27,6 +28,7 @@ from sim.runner import locked
 from verif.kit import units
 from verif.kit.compare import first_error
 from verif.kit.failure_point import read_point
+from verif.mutation import rtl_equivalence
 from verif.mutation import rtl_generator as gen
 from verif.mutation.framework import Mutant, Outcome, Verdict, run_mutants
 from verif.mutation.stage_runner import Finished, run_stage
@@ -51,14 +53,19 @@ RESULT_MARK = "RTL-MUTANT-STAGE-RESULT "
 class Stage:
     name: str
     timeout: float  # wall-clock seconds, building included
+    node: str = ""  # a chip test the stage runs as pytest collects it ({seed}: TEST_SEED)
 
 
 # block: the mutated module's block test (BLOCK_OF); error-paths: ErrorPathsTest; random-programs:
-# PROGRAMS random programs; decode: one short decode (SHORT_PLAN). chip-only: the chip level alone.
+# PROGRAMS random programs; fetch-bursts: each fetch reads exactly its instruction's words (a
+# read too many reaches no scoreboard); decode: one short decode (SHORT_PLAN). chip-only: the
+# chip level alone.
+FETCH_BURSTS = Stage("fetch-bursts", 300, "verif/tests/test_chip.py::test_each_fetch_reads_"
+                     "exactly_its_instructions_words[" + SIM + "-seed{seed}]")
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
-                     Stage("random-programs", 420), Stage("decode", 300)),
-    "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420),
+                     Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300)),
+    "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420), FETCH_BURSTS,
                   Stage("decode", 300)),
     "blocks-only": (Stage("block", 420),),
 }
@@ -134,8 +141,8 @@ def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
 
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
     started = time.time()
-    if stage.name == "block":
-        node = BLOCK_TEST.format(block=block, seed=TEST_SEED)
+    if stage.name == "block" or stage.node:
+        node = (stage.node or BLOCK_TEST).format(block=block, seed=TEST_SEED)
         done = run_in_tree([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                             "-p", "no:xdist", node], tree, stage.timeout)
         result = block_verdict(done.output, node)
@@ -164,8 +171,9 @@ def block_verdict(output: str, node: str) -> StageResult:
     log = re.search(r"log:\s+(\S+)", output)
     message = failure_text(Path(log[1]).parent / "results.xml") if log else ""
     point = read_point(Path(log[1]).parent) if log else None
-    return StageResult(False, node, message or first_line(output, "Error"),
-                       unit=point.unit if point else None)
+    raised = [line[1:].strip() for line in output.splitlines() if line.startswith("E ")]
+    return StageResult(False, node, message or first_line(output, "Error")
+                       or short(" ".join(raised[:3])), unit=point.unit if point else None)
 
 
 def built_since(tree: Path, started: float) -> float:
@@ -313,14 +321,40 @@ def run_chip_stage(stage: str) -> StageResult:
                        build_seconds=build_seconds, unit=point.get("unit"))
 
 
-def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
+# mcy's tags: caught by a test / not caught, not proven equivalent / not caught, proven
+# equivalent (not scored) / caught although proven equivalent (a defect of the flow)
+COVERED, UNCOVERED, NOCHANGE, EQGAP = "covered", "uncovered", "NOCHANGE", "EQGAP"
+
+
+def proof_of(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict]) -> dict | None:
+    """The equivalence proof of a mutant: the recorded one, else (for a survivor: mcy's flow)
+    one this run produces; None when it is not proven equivalent."""
+    proof = proofs.get(mutant.name)
+    if proof is None and not outcome.counts_as_caught \
+            and outcome.verdict != Verdict.DOES_NOT_BUILD:
+        proof = asdict(rtl_equivalence.prove(mutant))
+    return proof if proof and proof["status"] == "equivalent" else None
+
+
+def tag(caught: bool, built: bool, proof: dict | None) -> str | None:
+    if not built:
+        return None
+    if caught:
+        return EQGAP if proof else COVERED
+    return NOCHANGE if proof else UNCOVERED
+
+
+def record(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict]) -> dict:
+    proof = proof_of(mutant, outcome, proofs)
+    built = outcome.verdict != Verdict.DOES_NOT_BUILD
     return {
         "name": mutant.name, "file": mutant.path, "line": gen.line_of(mutant),
         "module": gen.module_of(mutant), "operator": gen.operator_of(mutant),
         "description": mutant.description, "original": mutant.original,
         "mutated": mutant.mutated, "verdict": outcome.verdict.value,
         "counts_as_caught": outcome.counts_as_caught, "watchdog": outcome.watchdog,
-        "equivalent": gen.EQUIVALENT.get(mutant.name), "catching_test": outcome.test or None,
+        "tag": tag(outcome.counts_as_caught, built, proof), "equivalence_proof": proof,
+        "catching_test": outcome.test or None,
         "first_difference": outcome.difference or None, "stages_run": outcome.stages,
         "seconds": round(outcome.seconds, 1), "build_seconds": round(outcome.build_seconds, 1),
         "unit_named": outcome.unit,
@@ -330,9 +364,8 @@ def record(mutant: Mutant, outcome: RtlOutcome) -> dict:
 
 
 def score(records: list[dict]) -> tuple[int, int]:
-    """(caught, scored): scored = built and not equivalent."""
-    scored = [r for r in records if r["verdict"] != Verdict.DOES_NOT_BUILD.value
-              and not r["equivalent"]]
+    """(caught, scored): scored = built and not proven equivalent (an EQGAP fails the run)."""
+    scored = [r for r in records if r["tag"] in (COVERED, UNCOVERED)]
     return sum(r["counts_as_caught"] for r in scored), len(scored)
 
 
@@ -353,7 +386,10 @@ def markdown(records: list[dict], header: dict) -> str:
         f"{header['seed']}, test seed {TEST_SEED}, {PROGRAMS} random programs; "
         f"{len(records)} mutants, {header['workers']} workers, {header['seconds']:.0f} s.", "",
         f"**Score: {caught} / {scored} = {100 * caught / max(scored, 1):.1f}%** caught of the "
-        f"built, non-equivalent mutants (pass mark {100 * PASS_SCORE:.0f}%).", "",
+        f"built mutants not proven equivalent (pass mark {100 * PASS_SCORE:.0f}%).", "",
+        markdown_table(["mcy tag", "mutants"], [[t, len(of(records, "tag", t))] for t in
+                                               (COVERED, UNCOVERED, NOCHANGE, EQGAP)],
+                       left=(0,)), "",
         triage_line(records), "",
         markdown_table(["verdict", "mutants"], verdict_counts(records), left=(0,)), "",
         markdown_table(["module", "mutants", "caught", "report names its unit"], modules,
@@ -362,11 +398,11 @@ def markdown(records: list[dict], header: dict) -> str:
         markdown_table(["catching stage", "mutants"], sorted(stages.items()), left=(0,)),
     ]
     lines += caught_table([r for r in records if r["counts_as_caught"]])
-    lines += section("Survivors", [r for r in records if not r["counts_as_caught"]
-                                   and r["verdict"] != Verdict.DOES_NOT_BUILD.value
-                                   and not r["equivalent"]])
-    lines += section("Equivalent (not scored)", [r for r in records if r["equivalent"]],
+    lines += section("Survivors (uncovered)", of(records, "tag", UNCOVERED))
+    lines += section("Proven equivalent (NOCHANGE, not scored)", of(records, "tag", NOCHANGE),
                      reason=True)
+    lines += section("Caught although proven equivalent (EQGAP: a defect of the flow)",
+                     of(records, "tag", EQGAP), reason=True)
     lines += section("Does not build (not scored)",
                      [r for r in records if r["verdict"] == Verdict.DOES_NOT_BUILD.value])
     watchdog = [r for r in records if r["verdict"] == Verdict.TIMEOUT.value]
@@ -407,8 +443,8 @@ def caught_table(records: list[dict]) -> list[str]:
 
 
 def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
-    """The verdicts as the score counts them: equivalent mutants apart, timeouts split."""
-    mine = [r for r in records if not r["equivalent"]]
+    """The verdicts as the score counts them: proven equivalent mutants apart, timeouts split."""
+    mine = [r for r in records if r["tag"] != NOCHANGE]
 
     def count(verdict: Verdict, watchdog: bool | None = None) -> int:
         return sum(r["verdict"] == verdict.value and watchdog in (None, r["watchdog"])
@@ -420,7 +456,7 @@ def verdict_counts(records: list[dict]) -> list[tuple[str, int]]:
             ("timeout, the wall-clock limit (not caught)", count(Verdict.TIMEOUT, False)),
             ("survived", count(Verdict.SURVIVED)),
             ("does not build (not scored)", count(Verdict.DOES_NOT_BUILD)),
-            ("equivalent (run, not scored)", len(records) - len(mine))]
+            ("proven equivalent (run, not scored)", len(records) - len(mine))]
 
 
 def section(title: str, records: list[dict], reason: bool = False,
@@ -430,7 +466,10 @@ def section(title: str, records: list[dict], reason: bool = False,
         lines.append(f"- `{r['file']}:{r['line']}` ({r['operator']}, {r['name']}): "
                      f"`{r['original']}` -> `{r['mutated']}`")
         if reason:
-            lines.append(f"  - why equivalent: {r['equivalent']}")
+            proof = r["equivalence_proof"]
+            depth = f"bounded, depth {proof['depth']}" if proof["bounded"] else "unbounded"
+            lines.append(f"  - proven equivalent at {proof['top']}'s outputs: {proof['engine']}, "
+                         f"{depth}, {proof['seconds']} s")
         if detail:
             lines.append(f"  - {r['catching_test']}: {r['first_difference']}")
     return lines if records else [*lines, "none"]
@@ -482,7 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     if unbroken.verdict != Verdict.SURVIVED:
         print(f"  {unbroken.detail}")
         return 2
-    records = [record(m, o) for m, o in zip(mutants, outcomes, strict=True)]
+    proofs = rtl_equivalence.recorded()
+    records = [record(m, o, proofs) for m, o in zip(mutants, outcomes, strict=True)]
     elapsed = time.perf_counter() - started
     header = {"suite": args.suite, "stages": [s.name for s in SUITES[args.suite]],
               "seed": args.seed, "count": args.count, "sample": args.sample,
@@ -499,7 +539,10 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "mutants.md").write_text(markdown(records, header))
     print(f"\nscore {caught} / {scored} = {100 * caught / max(scored, 1):.1f}% in {elapsed:.0f} s"
           f" ({args.out / 'mutants.json'}, {args.out / 'mutants.md'})")
-    return 0 if caught >= PASS_SCORE * scored else 1
+    gaps = of(records, "tag", EQGAP)
+    if gaps:
+        print(f"EQGAP: caught although proven equivalent: {', '.join(r['name'] for r in gaps)}")
+    return 0 if caught >= PASS_SCORE * scored and not gaps else 1
 
 
 if __name__ == "__main__":

@@ -62,6 +62,21 @@ def test_error_paths_stop_the_chip_with_the_documented_code(sim, seed, sim_run):
     assert_documented_stops(cfg, addresses)
 
 
+FETCH_PROGRAMS = 3  # random programs whose fetches are watched: every fetch of each
+
+
+@pytest.mark.sim
+@pytest.mark.timeout(300)
+@pytest.mark.sim_job(launch=programs_job("FetchBurstsTest", lambda sim: FETCH_PROGRAMS))
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_each_fetch_reads_exactly_its_instructions_words(sim, seed, sim_run):
+    """Every FETCH's read bursts on the AXI4 port cover its instruction's words and no more
+    (hw/ISA.md, FETCH): the scoreboard cannot see a word read too many, since only the chip's
+    writes and status reach it (the mutant chip_top-const-b4c0bcda, a 5-beat fetch)."""
+    result = sim_run.raise_if_failed()
+    assert result["fetches_watched"] > FETCH_PROGRAMS  # a fetch or more in each program
+
+
 def assert_documented_stops(cfg: ChipConfig, addresses: int = 0) -> None:
     """Each error program stops the reference machine with its documented code at the bad
     instruction's address, before the STORE after it writes anything: ERROR_CASES with

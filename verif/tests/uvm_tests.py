@@ -27,12 +27,18 @@ from model.lm.tiny_lm import VOCAB, make_model
 from verif.env.config import CFG_KEY, config_from_environment
 from verif.env.env import ChipEnv
 from verif.kit.failures import recording_failures
+from verif.kit.fetch_bursts import FetchBurst, fetch_problems, watch_fetch_bursts
 from verif.runs.record import RunRecorder, serving_summary
 from verif.runs.spec import DecodeSpec
 from verif.scoreboard.decode_checks import DecodeFacts, decode_verdicts, token_problems
 from verif.sequences.decode_seq import DecodeSeq
 from verif.sequences.decode_vseq import DecodeVseq, ForkDecodeVseq
-from verif.sequences.program_seqs import ProgramsSeq, error_programs, random_programs
+from verif.sequences.program_seqs import (
+    ProgramsSeq,
+    error_programs,
+    random_program,
+    random_programs,
+)
 from verif.sequences.serving_vseq import ServingVseq
 from verif.tests.cocotb_entry import register_jobs, uvm_cocotb_test
 
@@ -237,6 +243,32 @@ class ErrorPathsTest(ChipTest):
     async def run_sequences(self) -> None:
         await ProgramsSeq("error_paths", self.env.chip_sequencer,
                           error_programs(self.cfg.chip, self.cfg.programs)).start()
+
+
+class FetchBurstsWrong(AssertionError):
+    """An instruction fetch read other words than its instruction's (hw/ISA.md, FETCH)."""
+
+
+@uvm_cocotb_test()
+class FetchBurstsTest(ChipTest):
+    """PROGRAMS random programs, each compared by the scoreboard; every fetch's read bursts,
+    watched on the AR channel, cover exactly its instruction's words (verif/kit/fetch_bursts.py):
+    an extra word read is invisible to the scoreboard, which sees only what the chip writes."""
+
+    async def run_sequences(self) -> None:
+        bursts: list[FetchBurst] = []
+        watcher = cocotb.start_soon(watch_fetch_bursts(self.cfg.bfm.dut, bursts))
+        problems, fetches = [], 0
+        for index in range(self.cfg.programs):
+            program = random_program(self.cfg.recorder.seed, index, self.cfg.chip)
+            bursts.clear()
+            await ProgramsSeq("fetch_bursts", self.env.chip_sequencer, [program]).start()
+            problems += [f"{program.description}: {p}" for p in fetch_problems(bursts)]
+            fetches += len({burst.pc for burst in bursts})
+        watcher.cancel()
+        self.cfg.recorder.extra["fetches_watched"] = fetches
+        if problems or not fetches:
+            self.fail(FetchBurstsWrong, "instruction fetches", problems or ["no fetch seen"])
 
 
 class PowerUpNotClean(AssertionError):

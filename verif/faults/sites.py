@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from model.chip.isa import ChipConfig
 from model.paths import BUILD_ROOT, REPO_ROOT, RTL_DIR
@@ -65,10 +65,16 @@ def design_json(cfg: ChipConfig | None = None) -> dict:
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
         chparams = " ".join(f"-chparam {name} {value}" for name, value in params)
-        script = (f"read_verilog -I{RTL_DIR} {' '.join(map(str, sources))}; "
-                  f"hierarchy -top {TOP} {chparams}; proc; write_json {path}.tmp")
-        subprocess.run([str(YOSYS), "-q", "-p", script], check=True, capture_output=True)
-        Path(f"{path}.tmp").rename(path)
+        # paths relative to the repository, Yosys started there: YoWASP's WebAssembly sees the
+        # working folder, not every absolute path; a temporary name per process (xdist)
+        written = path.with_suffix(f".{os.getpid()}.tmp")
+        names = " ".join(os.path.relpath(p, REPO_ROOT) for p in [*sources, written])
+        *read, out = names.split(" ")
+        script = (f"read_verilog -I{os.path.relpath(RTL_DIR, REPO_ROOT)} {' '.join(read)}; "
+                  f"hierarchy -top {TOP} {chparams}; proc; write_json {out}")
+        subprocess.run([str(YOSYS), "-q", "-p", script], check=True, capture_output=True,
+                       cwd=REPO_ROOT)
+        written.rename(path)
     return json.loads(path.read_text())
 
 
@@ -92,7 +98,7 @@ def _declared_reg(net: dict) -> bool:
 
 @cache
 def _source_lines(path: str) -> list[str]:
-    return Path(path).read_text().splitlines()
+    return (REPO_ROOT / path).read_text().splitlines()  # Yosys names it from the repository
 
 
 def module_registers(module: dict, name: str) -> list[Register]:

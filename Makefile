@@ -87,12 +87,14 @@ test: setup lint
 LINT     := verilator --lint-only --quiet -Wall -Ihw/rtl
 TB_TOPS  := $(patsubst hw/tb/%.v,%,$(wildcard hw/tb/*_harness.v)) replay_tb
 # The checks run JOBS at a time (-O keeps each one's output together); every one must pass.
-LINT_CHECKS := lint-chip_top $(addprefix lint-,$(TB_TOPS)) lint-chip_harness-recording lint-python
+LINT_CHECKS := lint-chip_top lint-chip_top-before $(addprefix lint-,$(TB_TOPS)) lint-chip_harness-recording lint-python
 lint: setup
 	@$(MAKE) --no-print-directory -j $(JOBS) -O $(LINT_CHECKS)
 
 lint-chip_top:
 	$(LINT) hw/rtl/*.v --top-module chip_top
+lint-chip_top-before:  # the chip without its parity checks (the fault campaign's `before`)
+	$(LINT) +define+FAULT_DETECTION_OFF hw/rtl/*.v --top-module chip_top
 lint-chip_harness-recording:  # the harness as the tests build it (verif/runs/launch.py)
 	$(LINT) --timing +define+CHIP_HARNESS_CLOCK +define+CHIP_HARNESS_RECORD hw/rtl/*.v hw/tb/*.v --top-module chip_harness
 lint-python:

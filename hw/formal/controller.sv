@@ -87,6 +87,8 @@ controller #(
     .sm_exp_valid   (sm_exp_valid),
     .sm_exp_index   (sm_exp_index),
     .pt_word        (pt_word),
+    .sram_a_bad     (1'b0),    // the scratchpad's words are all sound: no fault in a proof
+    .sram_b_bad     (1'b0),
     .counters       ()
 );
 
@@ -246,6 +248,8 @@ always @(*) begin
         FETCH_AT_PC: assert (!fetch_cmd || fetch_addr == f_pc[15:0]);
         // a stopped run (done, with any error) fetches, commands and selects nothing
         QUIET_WHEN_DONE: assert (!done || !(fetch_cmd || go || sel));
+        // no false alarm: without a fault, the parity checks never report CORRUPTION
+        NO_CORRUPTION: assert (error != `ERR_CORRUPTION);
         // cnt_total: every cycle of the run; cnt_wait: exactly its frozen cycles
         CNT_TOTAL: assert (counters[`CNT_TOTAL] == f_total);
         CNT_WAIT: assert (counters[`CNT_WAIT] == f_wait);

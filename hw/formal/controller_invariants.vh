@@ -66,5 +66,8 @@ always @(*) begin
         I_HALTED: assert (!(state_reg == `CTL_DONE && error_reg == `ERR_OK)
                           || f_launched == f_insns);
         I_OPS_RANGE: assert (f_ops_max <= ev_instr);
+        // the parity bits hold their registers' parity, so no check has failed
+        I_PARITY: assert (g_parity.ir_par_reg == ^ir_reg && g_parity.cnt_par_reg == ^counters
+                          && !g_parity.corrupt_reg);
     end
 end

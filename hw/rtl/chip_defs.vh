@@ -56,6 +56,15 @@
 `define ERR_BAD_SIZE             4'd3
 `define ERR_BAD_PAGE             4'd4
 `define ERR_BUS_ERROR            4'd5
+`define ERR_CORRUPTION           4'd6
+
+// the parity checks behind CORRUPTION (hw/ISA.md, "CORRUPTION"): built in; left
+// out only by the fault campaign's `before` label, which defines FAULT_DETECTION_OFF
+`ifdef FAULT_DETECTION_OFF
+`define DETECTION_DEFAULT        0
+`else
+`define DETECTION_DEFAULT        1
+`endif
 
 // the SOFTMAX divider (model.chip.isa.DIV_W, QUO_W; QUO_W sets SOFTMAX's cycle cost)
 `define DIV_W                    32              // dividend, divisor and remainder

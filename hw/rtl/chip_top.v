@@ -90,6 +90,7 @@ wire mat_sat, vec_sat;
 wire sm_exp_valid;
 wire [7:0] sm_exp_index;
 wire dma_we, dma_push;
+wire sram_rd_a_bad, sram_rd_b_bad;    // a word read failed its parity (hw/ISA.md, "CORRUPTION")
 
 controller #(
     .EXT_WORDS  (EXT_WORDS),
@@ -148,6 +149,8 @@ controller #(
     .sm_exp_valid (sm_exp_valid),
     .sm_exp_index (sm_exp_index),
     .pt_word    (sel_pdma && pdma_table_word),
+    .sram_a_bad (sram_rd_a_bad),
+    .sram_b_bad (sram_rd_b_bad),
     .counters   (counters)
 );
 
@@ -168,8 +171,10 @@ sram #(
     .clk       (clk),
     .rd_a_addr (sram_rd_a_addr),
     .rd_a_data (sram_rd_a_lanes),
+    .rd_a_bad  (sram_rd_a_bad),
     .rd_b_addr (sram_rd_b_addr),
     .rd_b_data (sram_rd_b_data),
+    .rd_b_bad  (sram_rd_b_bad),
     .wr_en     (sram_wr_en),
     .wr_addr   (sram_wr_addr),
     .wr_data   (sram_wr_data)

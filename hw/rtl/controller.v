@@ -23,11 +23,17 @@
 // In a cycle with `stall` high (the memory interface unit waits on memory) nothing here
 // changes but cnt_total and cnt_wait: the controller and its counters follow the ideal memory's
 // schedule in the other cycles (hw/ISA.md, "Exact by construction").
+//
+// With PARITY, the controller keeps the chip's parity checks (hw/ISA.md, "CORRUPTION"): a parity
+// bit over the instruction register and one over all the counters, each loaded with its
+// registers' next values, and the scratchpad's read checks while a unit reads it; a failed check
+// is remembered (`corrupt`) and stops the run with CORRUPTION at the next instruction boundary.
 module controller #(
     parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external words the chip may address
     parameter SRAM_WORDS = `SRAM_WORDS_DEFAULT,    // SRAM words
     parameter K_MAX      = `K_MAX_DEFAULT,         // the longest MATMUL reduction
-    parameter SM_MAX     = `SM_MAX_DEFAULT         // the longest SOFTMAX vector
+    parameter SM_MAX     = `SM_MAX_DEFAULT,        // the longest SOFTMAX vector
+    parameter PARITY     = `DETECTION_DEFAULT      // 1: the parity checks behind CORRUPTION
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -89,6 +95,8 @@ module controller #(
     input  wire        sm_exp_valid, // the softmax unit looked up the exp table this cycle
     input  wire [7:0]  sm_exp_index, // .. at this index (max - x)
     input  wire        pt_word,      // the paged DMA received a block-table word this cycle
+    input  wire        sram_a_bad,   // the scratchpad's port A read a word failing its parity
+    input  wire        sram_b_bad,   // .. port B
 
     // the counters (hw/ISA.md, "Counters"), cleared by start: counter X at counters[`X]
     output wire [`COUNTERS_W-1:0] counters
@@ -105,6 +113,7 @@ initial begin
     `CHECK_RANGE("SRAM_WORDS", SRAM_WORDS, `SRAM_WORDS_LO, `SRAM_WORDS_HI)
     `CHECK_RANGE("K_MAX", K_MAX, `K_MAX_LO, `K_MAX_HI)
     `CHECK_RANGE("SM_MAX", SM_MAX, `SM_MAX_LO, `SM_MAX_HI)
+    `CHECK_RANGE("PARITY", PARITY, 0, 1)
     /* verilator coverage_on */
 end
 
@@ -312,6 +321,8 @@ always @* begin
                 pc_next       = 17'd0;
                 error_next    = `ERR_OK;
                 error_pc_next = 16'd0;
+            end else if (done && corrupt) begin    // the counters, read after the run
+                error_next    = `ERR_CORRUPTION;
             end
         end
         `CTL_FETCH: begin
@@ -325,14 +336,18 @@ always @* begin
                 state_next = `CTL_CHECK;    // nothing to read: the check fails
             end else if (fetch_last && bus_err) begin
                 state_next    = `CTL_DONE;
-                error_next    = `ERR_BUS_ERROR;
+                error_next    = corrupt ? `ERR_CORRUPTION : `ERR_BUS_ERROR;
                 error_pc_next = pc_reg[15:0];
             end else if (fetch_last) begin
                 state_next = `CTL_CHECK;
             end
         end
         `CTL_CHECK: begin
-            if (stopping) begin
+            if (corrupt) begin
+                state_next    = `CTL_DONE;
+                error_next    = `ERR_CORRUPTION;
+                error_pc_next = pc_reg[15:0];
+            end else if (stopping) begin
                 state_next    = `CTL_DONE;
                 error_next    = check_code;
                 error_pc_next = pc_reg[15:0];
@@ -341,7 +356,11 @@ always @* begin
             end
         end
         `CTL_EXEC: begin
-            if (unit_done && bus_err) begin
+            if (unit_done && corrupt) begin
+                state_next    = `CTL_DONE;
+                error_next    = `ERR_CORRUPTION;
+                error_pc_next = pc_reg[15:0];
+            end else if (unit_done && bus_err) begin
                 state_next    = `CTL_DONE;
                 error_next    = `ERR_BUS_ERROR;
                 error_pc_next = pc_reg[15:0];
@@ -363,10 +382,10 @@ always @* begin
     endcase
 end
 
-// a register can change only with a start, a fetch's first cycle or word, a check or a unit's
-// last cycle: they are loaded only then (on Icarus every register copied costs), and never in a
-// stalled cycle (hw/ISA.md, "Exact by construction")
-wire changing = start || fetch_first || fetch_word || checking || unit_done;
+// a register can change only with a start, a fetch's first cycle or word, a check, a unit's
+// last cycle or a corruption found after the run: they are loaded only then (on Icarus every
+// register copied costs), and never in a stalled cycle (hw/ISA.md, "Exact by construction")
+wire changing = start || fetch_first || fetch_word || checking || unit_done || (done && corrupt);
 
 always @(posedge clk) begin
     if (rst) begin
@@ -405,8 +424,97 @@ reg [`CNT_WAIT_W-1:0]      cnt_wait;
 
 assign counters = `COUNTERS_BUS;    // every register at its place (chip_defs.vh)
 
+// each counter's next value, so the parity bit can be loaded with the next values' parity
+reg [`CNT_TOTAL_W-1:0]     cnt_total_next;
+reg [`CNT_DMA_W-1:0]       cnt_dma_next;
+reg [`CNT_MAT_W-1:0]       cnt_mat_next;
+reg [`CNT_VEC_W-1:0]       cnt_vec_next;
+reg [`CNT_SM_W-1:0]        cnt_sm_next;
+reg [`EV_INSTR_W-1:0]      ev_instr_next;
+reg [`EV_SAT_W-1:0]        ev_sat_next;
+reg [`EV_OPS_W-1:0]        ev_ops_next;
+reg [`EV_DMA_WORDS_W-1:0]  ev_dma_words_next;
+reg [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len_next;
+reg [`EV_SM_RANGE_W-1:0]   ev_sm_range_next;
+reg [`EV_PT_WORDS_W-1:0]   ev_pt_words_next;
+reg [`CNT_WAIT_W-1:0]      cnt_wait_next;
+
+always @* begin
+    cnt_total_next     = cnt_total;
+    cnt_dma_next       = cnt_dma;
+    cnt_mat_next       = cnt_mat;
+    cnt_vec_next       = cnt_vec;
+    cnt_sm_next        = cnt_sm;
+    ev_instr_next      = ev_instr;
+    ev_sat_next        = ev_sat;
+    ev_ops_next        = ev_ops;
+    ev_dma_words_next  = ev_dma_words;
+    ev_sm_max_len_next = ev_sm_max_len;
+    ev_sm_range_next   = ev_sm_range;
+    ev_pt_words_next   = ev_pt_words;
+    cnt_wait_next      = cnt_wait;
+    if (starting) begin
+        cnt_total_next     = {`CNT_TOTAL_W{1'b0}};
+        cnt_dma_next       = {`CNT_DMA_W{1'b0}};
+        cnt_mat_next       = {`CNT_MAT_W{1'b0}};
+        cnt_vec_next       = {`CNT_VEC_W{1'b0}};
+        cnt_sm_next        = {`CNT_SM_W{1'b0}};
+        ev_instr_next      = {`EV_INSTR_W{1'b0}};
+        ev_sat_next        = {`EV_SAT_W{1'b0}};
+        ev_ops_next        = {`EV_OPS_W{1'b0}};
+        ev_dma_words_next  = {`EV_DMA_WORDS_W{1'b0}};
+        ev_sm_max_len_next = {`EV_SM_MAX_LEN_W{1'b0}};
+        ev_sm_range_next   = {`EV_SM_RANGE_W{1'b0}};
+        ev_pt_words_next   = {`EV_PT_WORDS_W{1'b0}};
+        cnt_wait_next      = {`CNT_WAIT_W{1'b0}};
+    end else if (stall) begin    // frozen: only the cycle counts
+        cnt_total_next = cnt_total + 1'b1;
+        cnt_wait_next  = cnt_wait + 1'b1;
+    end else begin
+        if (busy) begin
+            cnt_total_next = cnt_total + 1'b1;
+        end
+        if (sel_dma || sel_pdma) begin
+            cnt_dma_next = cnt_dma + 1'b1;
+        end
+        if (sel_mat) begin
+            cnt_mat_next = cnt_mat + 1'b1;
+        end
+        if (sel_vec) begin
+            cnt_vec_next = cnt_vec + 1'b1;
+        end
+        if (sel_sm) begin
+            cnt_sm_next = cnt_sm + 1'b1;
+        end
+        if (passes) begin
+            ev_instr_next = ev_instr + 1'b1;
+            ev_ops_next[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] =
+                ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] + 1'b1;
+        end
+        if (sat_event) begin
+            ev_sat_next = ev_sat + 1'b1;
+        end
+        if (dma_word) begin
+            ev_dma_words_next = ev_dma_words + 1'b1;
+        end
+        if (sm_finish && (op_len > ev_sm_max_len)) begin
+            ev_sm_max_len_next = op_len;
+        end
+        if (sm_exp_valid && (sm_exp_index > ev_sm_range)) begin
+            ev_sm_range_next = sm_exp_index;
+        end
+        if (pt_word) begin
+            ev_pt_words_next = ev_pt_words + 1'b1;
+        end
+    end
+end
+
+wire [`COUNTERS_W-1:0] counters_next = {cnt_total_next, cnt_dma_next, cnt_mat_next,
+    cnt_vec_next, cnt_sm_next, ev_instr_next, ev_sat_next, ev_ops_next, ev_dma_words_next,
+    ev_sm_max_len_next, ev_sm_range_next, ev_pt_words_next, cnt_wait_next};
+
 always @(posedge clk) begin
-    if (rst || starting) begin
+    if (rst) begin
         cnt_total     <= {`CNT_TOTAL_W{1'b0}};
         cnt_dma       <= {`CNT_DMA_W{1'b0}};
         cnt_mat       <= {`CNT_MAT_W{1'b0}};
@@ -420,49 +528,64 @@ always @(posedge clk) begin
         ev_sm_range   <= {`EV_SM_RANGE_W{1'b0}};
         ev_pt_words   <= {`EV_PT_WORDS_W{1'b0}};
         cnt_wait      <= {`CNT_WAIT_W{1'b0}};
-    end else if (stall) begin    // frozen: only the cycle counts
-        cnt_total <= cnt_total + 1'b1;
-        cnt_wait  <= cnt_wait + 1'b1;
     end else begin
-        if (busy) begin
-            cnt_total <= cnt_total + 1'b1;
-        end
-        if (sel_dma || sel_pdma) begin
-            cnt_dma <= cnt_dma + 1'b1;
-        end
-        if (sel_mat) begin
-            cnt_mat <= cnt_mat + 1'b1;
-        end
-        if (sel_vec) begin
-            cnt_vec <= cnt_vec + 1'b1;
-        end
-        if (sel_sm) begin
-            cnt_sm <= cnt_sm + 1'b1;
-        end
-        if (passes) begin
-            ev_instr <= ev_instr + 1'b1;
-        end
-        if (passes) begin
-            ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] <=
-                ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] + 1'b1;
-        end
-        if (sat_event) begin
-            ev_sat <= ev_sat + 1'b1;
-        end
-        if (dma_word) begin
-            ev_dma_words <= ev_dma_words + 1'b1;
-        end
-        if (sm_finish && (op_len > ev_sm_max_len)) begin
-            ev_sm_max_len <= op_len;
-        end
-        if (sm_exp_valid && (sm_exp_index > ev_sm_range)) begin
-            ev_sm_range <= sm_exp_index;
-        end
-        if (pt_word) begin
-            ev_pt_words <= ev_pt_words + 1'b1;
-        end
+        cnt_total     <= cnt_total_next;
+        cnt_dma       <= cnt_dma_next;
+        cnt_mat       <= cnt_mat_next;
+        cnt_vec       <= cnt_vec_next;
+        cnt_sm        <= cnt_sm_next;
+        ev_instr      <= ev_instr_next;
+        ev_sat        <= ev_sat_next;
+        ev_ops        <= ev_ops_next;
+        ev_dma_words  <= ev_dma_words_next;
+        ev_sm_max_len <= ev_sm_max_len_next;
+        ev_sm_range   <= ev_sm_range_next;
+        ev_pt_words   <= ev_pt_words_next;
+        cnt_wait      <= cnt_wait_next;
     end
 end
+
+// ---------------------------------------------------------------------------------------------
+// parity checks (hw/ISA.md, "CORRUPTION")
+
+wire corrupt;    // a check failed since start, or fails now
+
+generate
+    if (PARITY) begin : g_parity
+        reg ir_par_reg;        // ^ir_reg
+        reg cnt_par_reg;       // ^counters
+        reg corrupt_reg;       // a check failed since start
+        reg sram_read_reg;     // a unit read the scratchpad's port A in the last cycle
+        reg sram_vadd_reg;     // .. VADD its port B
+
+        wire ir_bad   = busy && ((^ir_reg) != ir_par_reg);
+        wire cnt_bad  = (^counters) != cnt_par_reg;
+        wire sram_bad = (sram_read_reg && sram_a_bad) || (sram_vadd_reg && sram_b_bad);
+
+        assign corrupt = corrupt_reg || ir_bad || cnt_bad || sram_bad;
+
+        always @(posedge clk) begin
+            if (rst) begin
+                ir_par_reg    <= 1'b0;
+                cnt_par_reg   <= 1'b0;
+                corrupt_reg   <= 1'b0;
+                sram_read_reg <= 1'b0;
+                sram_vadd_reg <= 1'b0;
+            end else begin
+                if (!stall && changing) begin
+                    ir_par_reg <= ^ir_next;
+                end
+                cnt_par_reg   <= ^counters_next;
+                corrupt_reg   <= !starting && corrupt;
+                sram_read_reg <= sel_dma || sel_pdma || sel_mat || sel_vec || sel_sm;
+                sram_vadd_reg <= sel_vec && (opcode == `OP_VADD);
+            end
+        end
+    end else begin : g_no_parity
+        assign corrupt = 1'b0;
+        wire unused_parity = &{1'b0, sram_a_bad, sram_b_bad, counters_next};
+    end
+endgenerate
 
 // a fetch address never reaches bit 16: no request is made unless pc + 3 < EXT_WORDS <= 65536
 wire unused_controller = &{1'b0, pc_reg[16]};

@@ -206,6 +206,9 @@ always @(posedge clk) begin
     if (sram_clear) begin
         for (sram_word = 0; sram_word < SRAM_WORDS; sram_word = sram_word + 1) begin
             u_chip.u_sram.mem[sram_word] <= 32'd0;
+`ifndef FAULT_DETECTION_OFF
+            u_chip.u_sram.g_parity.par[sram_word] <= 1'b0;    // a zero word's parity
+`endif
         end
     end
 end

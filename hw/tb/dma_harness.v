@@ -107,14 +107,17 @@ ext_memory #(
 
 wire sram_write = sram_we && !stall;    // a stalled cycle writes nothing
 
+wire               sram_a_bad, sram_b_bad;    // the parity checks' (no fault here)
 sram #(
     .SRAM_WORDS (SRAM_WORDS)
 ) u_sram (
     .clk       (clk),
     .rd_a_addr (sram_raddr),
     .rd_a_data (sram_rdata),
+    .rd_a_bad  (sram_a_bad),
     .rd_b_addr ({SRAM_AW{1'b0}}),
     .rd_b_data (sram_rdata_b),
+    .rd_b_bad  (sram_b_bad),
     .wr_en     (sram_write),
     .wr_addr   (sram_waddr),
     .wr_data   (sram_wdata)
@@ -146,7 +149,7 @@ write_log #(
     .data  (w_event_data)
 );
 
-wire unused_dma_harness = &{1'b0, sram_rdata_b};
+wire unused_dma_harness = &{1'b0, sram_rdata_b, sram_a_bad, sram_b_bad};
 
 endmodule
 

@@ -51,14 +51,17 @@ softmax_unit #(
     .sram_wdata  (sram_wdata)
 );
 
+wire               sram_a_bad, sram_b_bad;    // the parity checks' (no fault here)
 sram #(
     .SRAM_WORDS (SRAM_WORDS)
 ) u_sram (
     .clk       (clk),
     .rd_a_addr (sram_raddr),
     .rd_a_data (sram_rdata),
+    .rd_a_bad  (sram_a_bad),
     .rd_b_addr ({SRAM_AW{1'b0}}),
     .rd_b_data (sram_rdata_b),
+    .rd_b_bad  (sram_b_bad),
     .wr_en     (sram_we),
     .wr_addr   (sram_waddr),
     .wr_data   (sram_wdata)
@@ -88,7 +91,7 @@ always @(posedge clk) begin
     end
 end
 
-wire unused_softmax_unit_harness = &{1'b0, sram_rdata_b};
+wire unused_softmax_unit_harness = &{1'b0, sram_rdata_b, sram_a_bad, sram_b_bad};
 
 endmodule
 

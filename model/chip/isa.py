@@ -44,6 +44,7 @@ class ErrorCode(IntEnum):
     BAD_SIZE = 3
     BAD_PAGE = 4  # a paged instruction's block table names a page outside the pool
     BUS_ERROR = 5  # the memory answered SLVERR or DECERR (hw/ISA.md, "Errors")
+    CORRUPTION = 6  # a parity check found a flipped bit (hw/ISA.md, "CORRUPTION")
 
 
 FLAG_BT = 0x01  # MATMUL: B is stored transposed (n rows of k)

@@ -16,7 +16,7 @@ from model.paths import BUILD_ROOT, RUNS_ROOT
 from sim.runner import Build, Job, SimulationFailed, build, run_jobs
 from verif.faults.items import Fault
 from verif.faults.plan import FAULT_PLAN_ENV, plan, write_chunk
-from verif.faults.sites import arrays, flip_flops, verilator_config
+from verif.faults.sites import arrays, design_defines, flip_flops, verilator_config
 from verif.faults.workloads import Workload
 from verif.runs.launch import CHIP_TOPLEVEL, HARNESS_DEFINES, VERILATOR_ARGS, chip_sources
 
@@ -26,22 +26,24 @@ TESTCASE = "FaultCampaignTest"
 AXI_READ_CONFIG = 'public_flat_rw -module "axi_ram" -var "r_addr"\n'
 
 
-def fault_config(cfg: ChipConfig | None = None) -> Path:
+def fault_config(cfg: ChipConfig | None = None, detection: bool = True) -> Path:
     """The Verilator configuration file that makes exactly the fault sites writable."""
-    path = BUILD_ROOT / "faults" / "fault_sites.vlt"
-    text = verilator_config(flip_flops(cfg) + arrays(cfg)) + AXI_READ_CONFIG
+    path = BUILD_ROOT / "faults" / f"fault_sites{'' if detection else '-before'}.vlt"
+    text = verilator_config(flip_flops(cfg, detection) + arrays(cfg, detection)) + AXI_READ_CONFIG
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return path
 
 
-def fault_build(sim: str, cfg: ChipConfig | None = None) -> Build:
-    """The chip harness as the decodes build it, plus (on Verilator) the fault sites public."""
+def fault_build(sim: str, cfg: ChipConfig | None = None, detection: bool = True) -> Build:
+    """The chip harness as the decodes build it (with or without the parity checks), plus (on
+    Verilator) the fault sites public."""
     cfg = cfg or ChipConfig()
-    sources = chip_sources() + ([fault_config(cfg)] if sim == "verilator" else [])
+    sources = chip_sources() + ([fault_config(cfg, detection)] if sim == "verilator" else [])
     return build(sim, CHIP_TOPLEVEL, sources, parameters=cfg.verilog_parameters(),
-                 defines=HARNESS_DEFINES, waves=False, coverage=False,
+                 defines={**HARNESS_DEFINES, **design_defines(detection)}, waves=False,
+                 coverage=False,
                  build_args=VERILATOR_ARGS if sim == "verilator" else ())
 
 
@@ -54,22 +56,25 @@ class CampaignRun:
 
 
 def run_campaign(sim: str, seed: int, count: int, outside: int, jobs: int = 2,
-                 chunks: int | None = None, root: Path | None = None) -> CampaignRun:
-    """A seeded campaign (plan.plan's strata) in ``chunks`` processes, ``jobs`` at a time."""
-    runs, faults = plan(seed, count, outside)
-    root = Path(root or RUNS_ROOT / sim / "faults" / f"seed{seed}-n{count}-o{outside}").resolve()
-    return run_faults(sim, runs, faults, seed, jobs, chunks, root)
+                 chunks: int | None = None, root: Path | None = None,
+                 detection: bool = True) -> CampaignRun:
+    """A seeded campaign (plan.plan's strata) in ``chunks`` processes, ``jobs`` at a time, on
+    the chip with its parity checks (``detection``) or without."""
+    runs, faults = plan(seed, count, outside, detection=detection)
+    name = f"seed{seed}-n{count}-o{outside}{'' if detection else '-before'}"
+    root = Path(root or RUNS_ROOT / sim / "faults" / name).resolve()
+    return run_faults(sim, runs, faults, seed, jobs, chunks, root, detection)
 
 
 def run_faults(sim: str, runs: list[Workload], faults: list[Fault], seed: int, jobs: int,
-               chunks: int | None, root: Path) -> CampaignRun:
+               chunks: int | None, root: Path, detection: bool = True) -> CampaignRun:
     """``faults`` over ``runs``, split round-robin into ``chunks`` simulator processes."""
-    b = fault_build(sim)
+    b = fault_build(sim, detection=detection)
     chunks = chunks or jobs
     started, cpu_before = time.perf_counter(), os.times()
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda i: _run_chunk(b, root / f"chunk{i}", runs,
-                                                     faults[i::chunks], seed),
+                                                     faults[i::chunks], seed, detection),
                                 range(chunks)))
     after = os.times()
     cpu = (after.children_user - cpu_before.children_user
@@ -79,10 +84,10 @@ def run_faults(sim: str, runs: list[Workload], faults: list[Fault], seed: int, j
 
 
 def _run_chunk(b: Build, run_dir: Path, runs: list[Workload], faults: list[Fault],
-               seed: int) -> list[dict]:
+               seed: int, detection: bool) -> list[dict]:
     run_dir.mkdir(parents=True, exist_ok=True)
     chunk = run_dir / "plan.json"
-    write_chunk(chunk, runs, faults)
+    write_chunk(chunk, runs, faults, detection)
     env = {FAULT_PLAN_ENV: str(chunk), "DECODE_PLAN": "", "SERVING_SPEC": "", "PROGRAMS": "0",
            "RANDOM_SEED": str(seed), "TB_SIM": b.sim, "TB_WAVES": "not recorded",
            "TB_RERUN": "python -m scripts.faults"}

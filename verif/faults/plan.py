@@ -43,15 +43,17 @@ def model_of(site_path: str, depth: int) -> str:
 
 
 @cache
-def _bits_so_far(cfg: ChipConfig) -> tuple[tuple[Register, ...], tuple[int, ...]]:
+def _bits_so_far(cfg: ChipConfig, detection: bool
+                 ) -> tuple[tuple[Register, ...], tuple[int, ...]]:
     """The chip's sites and their cumulative bits (rng.choices' cum_weights)."""
-    registers = chip_registers(cfg)
+    registers = chip_registers(cfg, detection)
     return registers, tuple(itertools.accumulate(r.bits for r in registers))
 
 
-def chip_fault(rng: random.Random, workload: int, cycles: int, cfg: ChipConfig) -> Fault:
+def chip_fault(rng: random.Random, workload: int, cycles: int, cfg: ChipConfig,
+               detection: bool = True) -> Fault:
     """A bit of the chip's state, uniformly over all of them, in a uniform cycle."""
-    registers, cumulative = _bits_so_far(cfg)
+    registers, cumulative = _bits_so_far(cfg, detection)
     register = rng.choices(registers, cum_weights=cumulative)[0]
     index = rng.randrange(register.depth) if register.depth else 0
     return Fault(model_of(register.path, register.depth), register.path, register.unit, index,
@@ -73,9 +75,11 @@ def axi_fault(rng: random.Random, workload: int, cycles: int) -> Fault:
 
 
 def plan(seed: int, count: int, outside: int, runs: list[Workload] | None = None,
-         cfg: ChipConfig | None = None) -> tuple[list[Workload], list[Fault]]:
+         cfg: ChipConfig | None = None, detection: bool = True
+         ) -> tuple[list[Workload], list[Fault]]:
     """``count`` chip faults, then ``outside`` external-memory and ``outside`` AXI read faults,
-    over ``runs`` (default: workloads(seed)), all drawn from ``seed``."""
+    over ``runs`` (default: workloads(seed)), all drawn from ``seed``, on the chip with its
+    parity checks (``detection``) or without."""
     cfg = cfg or ChipConfig()
     runs = runs or workloads(seed)
     cycles = [machine.run(run.item(cfg).image(), cfg).counters.total for run in runs]
@@ -91,7 +95,7 @@ def plan(seed: int, count: int, outside: int, runs: list[Workload] | None = None
     for number in range(count + 2 * outside):
         w = pick()
         if number < count:
-            faults.append(chip_fault(rng, w, cycles[w], cfg))
+            faults.append(chip_fault(rng, w, cycles[w], cfg, detection))
         elif number < count + outside:
             faults.append(external_fault(rng, w, cycles[w], runs[w], cfg))
         else:
@@ -99,12 +103,13 @@ def plan(seed: int, count: int, outside: int, runs: list[Workload] | None = None
     return runs, faults
 
 
-def write_chunk(path: Path, runs: list[Workload], faults: list[Fault]) -> None:
-    path.write_text(json.dumps({"workloads": [vars(r) for r in runs],
+def write_chunk(path: Path, runs: list[Workload], faults: list[Fault], detection: bool) -> None:
+    path.write_text(json.dumps({"workloads": [vars(r) for r in runs], "detection": detection,
                                 "faults": [f.as_dict() for f in faults]}))
 
 
-def read_chunk(path: str, cfg: ChipConfig) -> tuple[list[ProgramItem], list[Fault]]:
+def read_chunk(path: str, cfg: ChipConfig) -> tuple[list[ProgramItem], list[Fault], bool]:
+    """The chunk's workloads, faults, and whether its chip has its parity checks."""
     data = json.loads(Path(path).read_text())
     return ([Workload(**w).item(cfg) for w in data["workloads"]],
-            [Fault(**f) for f in data["faults"]])
+            [Fault(**f) for f in data["faults"]], data["detection"])

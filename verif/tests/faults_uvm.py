@@ -33,9 +33,9 @@ class FaultCampaignTest(uvm_test):
     @recording_failures
     async def run_phase(self) -> None:
         self.raise_objection()
-        workloads, faults = read_chunk(os.environ[FAULT_PLAN_ENV], self.cfg.chip)
+        workloads, faults, detection = read_chunk(os.environ[FAULT_PLAN_ENV], self.cfg.chip)
         driver = self.env.agent.driver
-        driver.registers = tuple(r for r in chip_registers(self.cfg.chip)
+        driver.registers = tuple(r for r in chip_registers(self.cfg.chip, detection)
                                  if r.path != SCRATCHPAD)
         seq = FaultCampaignSeq("faults", self.env.agent.sequencer, workloads, faults,
                                self.cfg.chip)

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from model.chip import machine
-from model.chip.isa import LEN_OPS, ChipConfig, disassemble
+from model.chip.isa import LEN_OPS, ChipConfig, ErrorCode, disassemble
 from model.paths import BUILD_ROOT, RTL_DIR
 from verif.faults.campaign import run_faults
 from verif.faults.classify import OUTCOMES
@@ -27,7 +27,7 @@ SEED = 1
 SHORT, FLIP_FLOPS, OUTSIDE = 12, 8, 4
 RUNS = [*workloads(SEED, programs=1, decodes=((8, 12),)), Workload("directed")]
 DIRECTED = len(RUNS) - 1
-PC, EVENTS = "u_controller.pc_reg", "u_controller.ev_instr"
+PC, EVENTS, IR = "u_controller.pc_reg", "u_controller.ev_instr", "u_controller.ir_reg"
 
 
 def clocked_registers(source: str) -> set[str]:
@@ -45,7 +45,7 @@ def clocked_registers(source: str) -> set[str]:
                                              ("softmax_unit", "u_softmax_unit")])
 def test_the_sites_are_every_clocked_register_of_a_unit(module, instance):
     found = {r.name.split("[")[0] for r in flip_flops() if r.path.startswith(instance + ".")
-             and r.path.count(".") == 1}
+             and r.module == module}  # its generate blocks' registers too (parity)
     assert found == clocked_registers((RTL_DIR / f"{module}.v").read_text())
 
 
@@ -67,10 +67,12 @@ def highest_touched(image) -> int:
 
 def directed_faults() -> dict[str, Fault]:
     """Faults whose verdict the directed program fixes (cycles from the reference machine's
-    trace: the VADD's EXEC, when the row is loaded and the PC names the VADD)."""
+    trace: the VADD's EXEC, when the row is loaded and the PC names the VADD; its CHECK, when
+    the row is loaded and not yet read)."""
     image = directed_program()
     vadd = machine.run(image, ChipConfig(), trace=True).trace[1]
     cycle, above = vadd.exec_start + 1, highest_touched(image)
+    unread = vadd.exec_start - 1
     return {"untouched scratchpad": Fault("scratchpad", "u_sram.mem", "sram", above, 7, cycle,
                                           DIRECTED),
             "unread external": Fault("external", "other data", "memory", above, 3, cycle,
@@ -78,7 +80,11 @@ def directed_faults() -> dict[str, Fault]:
             "input before its LOAD": Fault("external", "other data", "memory",
                                            DIRECTED_DATA + DIRECTED_LEN // 2, 0, 0, DIRECTED),
             "program counter": Fault("flip-flop", PC, "controller", 0, 3, cycle, DIRECTED),
-            "event counter": Fault("flip-flop", EVENTS, "controller", 0, 5, cycle, DIRECTED)}
+            "event counter": Fault("flip-flop", EVENTS, "controller", 0, 5, cycle, DIRECTED),
+            "loaded word before its read": Fault("scratchpad", "u_sram.mem", "sram",
+                                                 DIRECTED_LEN // 2, 2, unread, DIRECTED),
+            "instruction register": Fault("flip-flop", IR, "controller", 0, 100, cycle,
+                                          DIRECTED)}
 
 
 def sampled_flip_flops(count: int) -> list[Fault]:
@@ -96,6 +102,16 @@ def campaigns():
     return {sim: run_faults(sim, RUNS, faults, SEED, jobs=1, chunks=1,
                             root=(BUILD_ROOT / "faults" / "test" / sim).resolve()).records
             for sim in ("icarus", "verilator")}
+
+
+@pytest.fixture(scope="module")
+def before():
+    """The directed faults on the chip without its parity checks (the `before` campaign's),
+    on Icarus (its build takes seconds)."""
+    return directed(run_faults("icarus", [RUNS[DIRECTED]], [
+        Fault(**{**fault.as_dict(), "workload": 0}) for fault in directed_faults().values()],
+        SEED, jobs=1, chunks=1, root=(BUILD_ROOT / "faults" / "test" / "before").resolve(),
+        detection=False).records)
 
 
 def directed(records: list[dict]) -> dict[str, dict]:
@@ -125,6 +141,18 @@ def test_a_flipped_program_counter_is_never_masked_silently(campaigns):
     assert directed(campaigns["verilator"])["program counter"]["outcome"] != "masked"
 
 
-def test_a_flipped_event_counter_is_a_silent_corruption(campaigns):
-    """Nothing in today's design checks its counters."""
-    assert directed(campaigns["verilator"])["event counter"]["outcome"] == "sdc"
+@pytest.mark.parametrize("fault", ["event counter", "loaded word before its read",
+                                   "instruction register"])
+def test_each_parity_check_reports_its_flipped_bit_as_corruption(campaigns, fault):
+    """The counters', the scratchpad's and the instruction register's parity (hw/ISA.md,
+    "CORRUPTION"): the flip is reported, on both simulators."""
+    for sim in ("icarus", "verilator"):
+        record = directed(campaigns[sim])[fault]
+        assert (record["outcome"], record["error"]) == ("detected", ErrorCode.CORRUPTION), sim
+
+
+@pytest.mark.parametrize("fault", ["event counter", "loaded word before its read"])
+def test_without_the_parity_checks_the_same_flip_is_a_silent_corruption(before, fault):
+    """The `before` campaign's chip: the counter flip and the scratchpad flip that the checks
+    report reach an output unreported."""
+    assert before[fault]["outcome"] == "sdc"

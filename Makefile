@@ -140,7 +140,7 @@ formal: setup
 COUNT ?= 9604
 OUTSIDE ?= 385
 faults: setup
-	$(PY) -m scripts.faults --count $(COUNT) --outside $(OUTSIDE) --jobs $(JOBS) --label before
+	$(PY) -m scripts.faults --count $(COUNT) --outside $(OUTSIDE) --jobs $(JOBS)
 
 ## mutants: the RTL mutation run: generated mutants of every module of hw/rtl (seeded), each
 ##          built and run against the suite rtl-mutation on Verilator, JOBS at a time;

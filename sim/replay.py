@@ -20,6 +20,7 @@ from model.paths import BUILD_ROOT, TB_DIR
 from sim import toolchain
 from sim.runner import (
     VERILATOR_OPTIMIZE,
+    VERILATOR_SINGLE_UNIT,
     BuildFailed,
     include_dirs,
     locked,
@@ -133,7 +134,7 @@ def _build_command(sim, params, sources, build_dir, target) -> list[str]:
     overrides = [f"-G{k}={v}" for k, v in params.items()]
     # --timing runs the testbench's delays as C++20 coroutines: g++ 12 needs the standard named
     return ["verilator", "--binary", "--timing", "-CFLAGS", "-std=c++20", *VERILATOR_OPTIMIZE,
-            "-Wno-fatal",
+            *VERILATOR_SINGLE_UNIT, "-Wno-fatal",
             "--top-module", "replay_tb", "-Mdir", str(build_dir), "-j", "2", *includes,
             *overrides, *files]
 

@@ -170,6 +170,9 @@ task clear_memories;
         end
         for (i = 0; i < SRAM_WORDS; i = i + 1) begin
             u_dut.u_chip.u_sram.mem[i] = 32'd0;
+`ifndef FAULT_DETECTION_OFF
+            u_dut.u_chip.u_sram.g_parity.par[i] = 1'b0;    // a zero word's parity
+`endif
         end
     end
 endtask

@@ -1,14 +1,15 @@
 """Running a campaign: the Verilator build with only the fault sites public, the plan split
 into chunks, each chunk one simulator process (golden runs once, then every fault), JOBS at a
-time; the records gathered with the campaign's speed."""
+time on this machine or as tasks on a Dask cluster (the regressions' executor); the records
+gathered with the campaign's speed."""
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from model.chip.isa import ChipConfig
@@ -47,44 +48,62 @@ def fault_build(sim: str, cfg: ChipConfig | None = None, detection: bool = True)
                  build_args=VERILATOR_ARGS if sim == "verilator" else ())
 
 
+EXECUTORS = ("local", "dask")
+# a campaign's label: the chip without its parity checks (as it was) or with them
+LABELS = {"before": False, "after": True}
+
+
 @dataclass
 class CampaignRun:
     records: list[dict]
     wall_s: float
     cpu_s: float  # the simulator processes' CPU time
     processes: int
+    executor: str = "local"
 
 
 def run_campaign(sim: str, seed: int, count: int, outside: int, jobs: int = 2,
-                 chunks: int | None = None, root: Path | None = None,
-                 detection: bool = True) -> CampaignRun:
+                 chunks: int | None = None, root: Path | None = None, detection: bool = True,
+                 executor: str = "local", scheduler: str | None = None) -> CampaignRun:
     """A seeded campaign (plan.plan's strata) in ``chunks`` processes, ``jobs`` at a time, on
     the chip with its parity checks (``detection``) or without."""
     runs, faults = plan(seed, count, outside, detection=detection)
     name = f"seed{seed}-n{count}-o{outside}{'' if detection else '-before'}"
     root = Path(root or RUNS_ROOT / sim / "faults" / name).resolve()
-    return run_faults(sim, runs, faults, seed, jobs, chunks, root, detection)
+    return run_faults(sim, runs, faults, seed, jobs, chunks, root, detection, executor,
+                      scheduler)
 
 
 def run_faults(sim: str, runs: list[Workload], faults: list[Fault], seed: int, jobs: int,
-               chunks: int | None, root: Path, detection: bool = True) -> CampaignRun:
-    """``faults`` over ``runs``, split round-robin into ``chunks`` simulator processes."""
-    b = fault_build(sim, detection=detection)
+               chunks: int | None, root: Path, detection: bool = True, executor: str = "local",
+               scheduler: str | None = None) -> CampaignRun:
+    """``faults`` over ``runs``, split round-robin into ``chunks`` simulator processes: ``jobs``
+    threads here, or tasks on a Dask cluster (``scheduler``, else a local one of ``jobs``
+    workers)."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
     chunks = chunks or jobs
-    started, cpu_before = time.perf_counter(), os.times()
-    with ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(lambda i: _run_chunk(b, root / f"chunk{i}", runs,
-                                                     faults[i::chunks], seed, detection),
-                                range(chunks)))
-    after = os.times()
-    cpu = (after.children_user - cpu_before.children_user
-           + after.children_system - cpu_before.children_system)
-    records = [record for chunk in results for record in chunk]
-    return CampaignRun(records, time.perf_counter() - started, cpu, chunks)
+    task = partial(run_chunk, sim, detection, runs=runs, seed=seed)
+    parts = [(root / f"chunk{i}", faults[i::chunks]) for i in range(chunks)]
+    started = time.perf_counter()
+    if executor == "dask":
+        from verif.regress.dask_executor import cluster_client  # only on Dask
+        with cluster_client(scheduler, jobs) as client:
+            results = client.gather(client.map(lambda part: task(*part), parts))
+    else:
+        fault_build(sim, detection=detection)  # once, before the threads share it
+        with ThreadPoolExecutor(jobs) as pool:
+            results = list(pool.map(lambda part: task(*part), parts))
+    records = [record for chunk_records, _ in results for record in chunk_records]
+    return CampaignRun(records, time.perf_counter() - started,
+                       sum(cpu for _, cpu in results), chunks, executor)
 
 
-def _run_chunk(b: Build, run_dir: Path, runs: list[Workload], faults: list[Fault],
-               seed: int, detection: bool) -> list[dict]:
+def run_chunk(sim: str, detection: bool, run_dir: Path, faults: list[Fault], *,
+              runs: list[Workload], seed: int) -> tuple[list[dict], float]:
+    """One chunk in one simulator process (its build made or found here, so a Dask worker
+    needs only the repository): its records and the process's CPU seconds."""
+    b = fault_build(sim, detection=detection)
     run_dir.mkdir(parents=True, exist_ok=True)
     chunk = run_dir / "plan.json"
     write_chunk(chunk, runs, faults, detection)
@@ -95,5 +114,6 @@ def _run_chunk(b: Build, run_dir: Path, runs: list[Workload], faults: list[Fault
         run_jobs(b, COCOTB_MODULE, [Job(TESTCASE, TESTCASE, str(run_dir), env)], seed)
     except SimulationFailed as failed:
         raise SimulationFailed(f"fault campaign chunk {run_dir} failed:\n{failed}") from None
-    records = json.loads((run_dir / "faults.json").read_text())["records"]
-    return [{**record, "kind": runs[record["workload"]].kind} for record in records]
+    result = json.loads((run_dir / "faults.json").read_text())
+    return ([{**record, "kind": runs[record["workload"]].kind} for record in result["records"]],
+            result["cpu_s"])

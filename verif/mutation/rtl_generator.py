@@ -13,6 +13,7 @@ import hashlib
 import math
 import random
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -533,9 +534,26 @@ def is_generated(path: Path) -> bool:
     return "GENERATED" in "".join(path.read_text().splitlines(keepends=True)[:6])
 
 
-def generate(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT,
-             root: Path = REPO_ROOT) -> list[Mutant]:
-    """``count`` mutants over every module of hw/rtl, the same ones for the same seed.
+def changed_lines(revision: str, root: Path = REPO_ROOT) -> dict[str, set[int]]:
+    """The lines of each hw/rtl file added or changed since a git revision (the mutation run of
+    a change, such as the parity checks: every changed line that can be mutated, once)."""
+    diff = subprocess.run(["git", "diff", "-U0", revision, "--", "hw/rtl"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+    lines: dict[str, set[int]] = {}
+    path = ""
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else ""
+        elif (hunk := re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)) and path:
+            start, length = int(hunk[1]), int(hunk[2] or 1)
+            lines.setdefault(path, set()).update(range(start, start + length))
+    return lines
+
+
+def generate(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT, root: Path = REPO_ROOT,
+             only_lines: dict[str, set[int]] | None = None) -> list[Mutant]:
+    """``count`` mutants over every module of hw/rtl (or over ``only_lines`` of each file), the
+    same ones for the same seed.
 
     Module by module, each of its mutants takes the operator class used least so far (among
     the classes its remaining lines offer), then a random line offering that class, then a
@@ -546,6 +564,10 @@ def generate(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT,
     inputs = module_inputs(root)
     per_file = {path: candidates(path, macros, inputs, random.Random(f"{seed}:{path.name}"))
                 for path in rtl_files(root)}
+    if only_lines is not None:
+        per_file = {path: [c for c in found
+                           if c[0] in only_lines.get(path.relative_to(root).as_posix(), ())]
+                    for path, found in per_file.items()}
     share = allocate({p.stem: len(c) for p, c in per_file.items()}, count,
                      {p.stem for p in per_file if is_generated(p)})
     used: Counter = Counter()

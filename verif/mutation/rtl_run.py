@@ -62,9 +62,15 @@ class Stage:
 # chip level alone.
 FETCH_BURSTS = Stage("fetch-bursts", 300, "verif/tests/test_chip.py::test_each_fetch_reads_"
                      "exactly_its_instructions_words[" + SIM + "-seed{seed}]")
+# detection: the same stages, then the parity checks' directed faults (a broken check that
+# still passes every fault-free run misses its flip: verif/tests/test_faults.py)
+FAULTS = Stage("faults", 300, "verif/tests/test_faults.py::test_the_parity_checks_report_their_"
+               "flips_and_nothing_else")
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
                      Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300)),
+    "detection": (Stage("block", 420), Stage("error-paths", 420), Stage("random-programs", 420),
+                  FETCH_BURSTS, Stage("decode", 300), FAULTS),
     "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420), FETCH_BURSTS,
                   Stage("decode", 300)),
     "blocks-only": (Stage("block", 420),),
@@ -494,6 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", choices=sorted(SUITES), default="rtl-mutation")
     parser.add_argument("--only", action="append", metavar="NAME",
                         help="run only this generated mutant (repeatable)")
+    parser.add_argument("--changed-since", metavar="REVISION",
+                        help="mutate only the RTL lines changed since this git revision, each "
+                             "line once (with --count at least their number)")
     parser.add_argument("--out", type=Path, default=OUT,
                         help="where mutants.json and mutants.md go")
     parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: one chip stage, here
@@ -502,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run_chip_stage(args.stage)
         print(RESULT_MARK + json.dumps(result.__dict__), flush=True)
         return 0
-    mutants = gen.generate(args.seed, args.count)
+    only = gen.changed_lines(args.changed_since) if args.changed_since else None
+    mutants = gen.generate(args.seed, args.count, only_lines=only)
     if args.sample:
         mutants = gen.sample(mutants, args.sample, args.seed)
     if args.only:

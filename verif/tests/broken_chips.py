@@ -29,9 +29,9 @@ RTL_MUTANTS = {m.name: m for m in (
            "requant's rounding shift floors instead of rounding half away from zero", "rtl"),
     Mutant("done_never_rises", CONTROLLER, "assign done     = (state_reg == `CTL_DONE);",
            "assign done     = 1'b0;", "the chip never raises done", "rtl"),
-    Mutant("cnt_sm_unknown", CONTROLLER, "cnt_sm        <= {`CNT_SM_W{1'b0}};",
-           "cnt_sm        <= {`CNT_SM_W{1'bx}};",
-           "cnt_sm is cleared to X (visible on Icarus only)", "rtl"),
+    Mutant("cnt_sm_unknown", CONTROLLER, "cnt_sm_next        = {`CNT_SM_W{1'b0}};",
+           "cnt_sm_next        = {`CNT_SM_W{1'bx}};",
+           "start clears cnt_sm to X (visible on Icarus only)", "rtl"),
     Mutant("store_writes_one_more_word", CONTROLLER, "assign op_len   = w0[15:0];",
            "assign op_len   = w0[15:0] + {15'd0, opcode == `OP_STORE};",
            "every STORE writes one word more, past its end (after a decode step's new value "

@@ -104,14 +104,19 @@ def campaigns():
             for sim in ("icarus", "verilator")}
 
 
+def directed_alone(sim: str, detection: bool) -> dict[str, dict]:
+    """The directed faults by themselves, on the directed program alone."""
+    faults = [Fault(**{**f.as_dict(), "workload": 0}) for f in directed_faults().values()]
+    root = BUILD_ROOT / "faults" / "test" / f"directed-{sim}-{detection}"
+    return directed(run_faults(sim, [RUNS[DIRECTED]], faults, SEED, jobs=1, chunks=1,
+                               root=root.resolve(), detection=detection).records)
+
+
 @pytest.fixture(scope="module")
 def before():
     """The directed faults on the chip without its parity checks (the `before` campaign's),
     on Icarus (its build takes seconds)."""
-    return directed(run_faults("icarus", [RUNS[DIRECTED]], [
-        Fault(**{**fault.as_dict(), "workload": 0}) for fault in directed_faults().values()],
-        SEED, jobs=1, chunks=1, root=(BUILD_ROOT / "faults" / "test" / "before").resolve(),
-        detection=False).records)
+    return directed_alone("icarus", detection=False)
 
 
 def directed(records: list[dict]) -> dict[str, dict]:
@@ -141,14 +146,26 @@ def test_a_flipped_program_counter_is_never_masked_silently(campaigns):
     assert directed(campaigns["verilator"])["program counter"]["outcome"] != "masked"
 
 
-@pytest.mark.parametrize("fault", ["event counter", "loaded word before its read",
-                                   "instruction register"])
+CHECKED = ("event counter", "loaded word before its read", "instruction register")
+
+
+@pytest.mark.parametrize("fault", CHECKED)
 def test_each_parity_check_reports_its_flipped_bit_as_corruption(campaigns, fault):
     """The counters', the scratchpad's and the instruction register's parity (hw/ISA.md,
     "CORRUPTION"): the flip is reported, on both simulators."""
     for sim in ("icarus", "verilator"):
         record = directed(campaigns[sim])[fault]
         assert (record["outcome"], record["error"]) == ("detected", ErrorCode.CORRUPTION), sim
+
+
+def test_the_parity_checks_report_their_flips_and_nothing_else():
+    """The mutation run's fault stage (verif/mutation/rtl_run.py): the directed faults alone on
+    Verilator; a chip whose check is broken misses a flip, or reports a fault-free run (the
+    golden run is compared first) or a masked flip."""
+    records = directed_alone("verilator", detection=True)
+    assert {name: (records[name]["outcome"], records[name]["error"]) for name in CHECKED} == {
+        name: ("detected", ErrorCode.CORRUPTION) for name in CHECKED}
+    assert records["untouched scratchpad"]["outcome"] == "masked"
 
 
 @pytest.mark.parametrize("fault", ["event counter", "loaded word before its read"])

@@ -492,5 +492,7 @@ async def controller_runs_each_opcode_and_stops_on_each_error(dut):
             f"program {index} ({program.name}) differs from model.chip.machine.run:\n  "
             + "\n  ".join(problems) + "\n  program:\n" + program.listing())
         errors.add(want.error)
-    assert errors == set(ErrorCode), failure(f"only the error codes {errors} occurred")
+    # CORRUPTION needs a flipped bit, which no program makes: verif/tests/test_faults.py
+    assert errors == set(ErrorCode) - {ErrorCode.CORRUPTION}, failure(
+        f"only the error codes {errors} occurred")
     dut._log.info("%d programs match model.chip.machine.run", len(programs))

@@ -148,3 +148,12 @@ faults: setup
 .PHONY: mutants
 mutants: setup
 	$(PY) -m scripts.mutants --workers $(JOBS)
+
+## mutants-detection: the mutation run of the parity checks: every RTL line changed since
+##                    DETECTION_BASE (the chip before them) mutated once, the detection suite
+##                    (the usual stages, then the checks' directed faults); out/mutants-detection/
+.PHONY: mutants-detection
+DETECTION_BASE ?= 6d14fc8
+mutants-detection: setup
+	$(PY) -m scripts.mutants --workers $(JOBS) --suite detection --count 1000 \
+	    --changed-since $(DETECTION_BASE) --out out/mutants-detection

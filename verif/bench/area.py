@@ -2,7 +2,9 @@
 
 Yosys (Debian's, installed when missing) synthesizes each unit of UNITS to generic gates, from
 this tree's hw/rtl and from BASELINE's: per module its own cells and flip-flops, then the unit's
-total. ``python -m scripts.bench area`` writes out/bench_area.md and out/bench_area.json.
+total; and each module that holds a parity check (DETECTION_UNITS), from this tree with and
+without FAULT_DETECTION_OFF (hw/ISA.md, "CORRUPTION"). ``python -m scripts.bench area`` writes
+out/bench_area.md and out/bench_area.json.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ UNITS = {"softmax_unit": {"SM_MAX": ChipConfig().sm_max},
          "matrix_unit": {"ARRAY_N": ChipConfig().array_n, "K_MAX": ChipConfig().k_max}}
 # "before": the revision before SOFTMAX's divider was pipelined and the matrix unit's reads widened
 BASELINE = "9b3b4ec"
+# the parity checks' modules: the controller's (instruction register, counters, the flag and the
+# scratchpad's read checks) and the scratchpad's (a bit per word, a check per lane), the
+# scratchpad at 256 words (Yosys builds its array from flip-flops: the chip's 4,096 would take
+# minutes; the parity bits are 1/32 of the words' at any size) with the chip's ARRAY_N lanes
+DETECTION_UNITS = {"controller": {}, "sram": {"SRAM_WORDS": 256, "LANES": ChipConfig().array_n}}
+WITHOUT_DETECTION = "-DFAULT_DETECTION_OFF"
 ENSURE_PACKAGES = REPO_ROOT / "scripts" / "ensure_system_packages.sh"
 
 
@@ -59,12 +67,13 @@ def plain_name(name: str) -> str:
     return parts[1] if len(parts) > 1 else name
 
 
-def synthesize(rtl_dir: Path, top: str, parameters: dict[str, int]) -> list[ModuleCost]:
+def synthesize(rtl_dir: Path, top: str, parameters: dict[str, int],
+               define: str = "") -> list[ModuleCost]:
     files = " ".join(str(p) for p in sorted(rtl_dir.glob("*.v")))
     chparam = "".join(f"chparam -set {k} {v} {top}; " for k, v in parameters.items())
     with tempfile.TemporaryDirectory() as tmp:
         stat = Path(tmp) / "stat.txt"
-        script = (f"read_verilog -I{rtl_dir} {files}; {chparam}synth -top {top}; "
+        script = (f"read_verilog {define} -I{rtl_dir} {files}; {chparam}synth -top {top}; "
                   f"tee -q -o {stat} stat")
         subprocess.run(["yosys", "-q", "-p", script], check=True, capture_output=True,
                        text=True)
@@ -82,6 +91,22 @@ def baseline_rtl(into: Path) -> Path:
                               capture_output=True, text=True).stdout
         (rtl / Path(path).name).write_text(text)
     return rtl
+
+
+def detection_costs() -> tuple[list[str], dict]:
+    """Each parity check's module without and with the checks, from this tree."""
+    lines = ["## Logic of the parity checks", "",
+             "Yosys `synth`, before = this tree with FAULT_DETECTION_OFF (the chip without its "
+             "parity checks), after = with them; the scratchpad at "
+             f"{DETECTION_UNITS['sram']['SRAM_WORDS']} words.", ""]
+    results = {}
+    for unit, parameters in DETECTION_UNITS.items():
+        before = synthesize(RTL_DIR, unit, parameters, WITHOUT_DETECTION)
+        after = synthesize(RTL_DIR, unit, parameters)
+        results[unit] = {"before": [asdict(c) for c in before],
+                         "after": [asdict(c) for c in after]}
+        lines += table(unit, before, after)
+    return lines, results
 
 
 def table(unit: str, before: list[ModuleCost], after: list[ModuleCost]) -> list[str]:
@@ -112,9 +137,11 @@ def main() -> int:
             results[unit] = {"before": [asdict(c) for c in before],
                              "after": [asdict(c) for c in after]}
             lines += table(unit, before, after)
-    text = "\n".join(lines)
+    detection_lines, detection = detection_costs()
+    text = "\n".join(lines + detection_lines)
     print(text)
-    json_path = write_json("bench_area.json", {"baseline": BASELINE, "units": results})
+    json_path = write_json("bench_area.json", {"baseline": BASELINE, "units": results,
+                                               "detection": detection})
     (OUT / "bench_area.md").write_text(text + "\n")
     print(f"wrote {OUT / 'bench_area.md'} and {json_path}")
     return 0

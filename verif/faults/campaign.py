@@ -17,7 +17,7 @@ from model.paths import BUILD_ROOT, RUNS_ROOT
 from sim.runner import Build, Job, SimulationFailed, build, run_jobs
 from verif.faults.items import Fault
 from verif.faults.plan import FAULT_PLAN_ENV, plan, write_chunk
-from verif.faults.sites import arrays, design_defines, flip_flops, verilator_config
+from verif.faults.sites import chip_registers, design_defines, verilator_config
 from verif.faults.workloads import Workload
 from verif.runs.launch import CHIP_TOPLEVEL, HARNESS_DEFINES, VERILATOR_ARGS, chip_sources
 
@@ -30,7 +30,7 @@ AXI_READ_CONFIG = 'public_flat_rw -module "axi_ram" -var "r_addr"\n'
 def fault_config(cfg: ChipConfig | None = None, detection: bool = True) -> Path:
     """The Verilator configuration file that makes exactly the fault sites writable."""
     path = BUILD_ROOT / "faults" / f"fault_sites{'' if detection else '-before'}.vlt"
-    text = verilator_config(flip_flops(cfg, detection) + arrays(cfg, detection)) + AXI_READ_CONFIG
+    text = verilator_config(chip_registers(cfg, detection)) + AXI_READ_CONFIG
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

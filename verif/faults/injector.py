@@ -140,7 +140,8 @@ class FaultDriver(ChipDriver):
 
     def memory_handle(self, fault: Fault):
         dut = self.cfg.bfm.dut
-        return dut.u_chip.u_sram.mem if fault.model == "scratchpad" else dut.u_mem.mem
+        return (handle_of(dut.u_chip, fault.site) if fault.model == "scratchpad"
+                else dut.u_mem.mem)
 
     async def inject(self, fault: Fault) -> None:
         """Wait for the edge that samples start, then for the fault's cycle, and flip."""

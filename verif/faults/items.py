@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from verif.agents.chip.items import ChipRunItem, ProgramItem
+from verif.faults.sites import SCRATCHPAD_PARITY
 
 # the fault models: a register's flip-flop, a word of a unit's array, a scratchpad word, an
 # external-memory word, the read data of one AXI beat
@@ -43,8 +44,9 @@ class Fault:
 
 
 def memory_key(fault: Fault) -> str:
-    """The end state's name of a flipped memory word."""
-    return f"{fault.model}[{fault.index}]"
+    """The end state's name of a flipped memory word (or a scratchpad word's parity bit)."""
+    parity = " parity" if fault.site == SCRATCHPAD_PARITY else ""
+    return f"{fault.model}{parity}[{fault.index}]"
 
 
 class FaultItem(ChipRunItem):

@@ -20,7 +20,7 @@ from model.chip import machine
 from model.chip.isa import ChipConfig
 from verif.agents.chip.items import ProgramItem
 from verif.faults.items import Fault
-from verif.faults.sites import SCRATCHPAD, Register, chip_registers
+from verif.faults.sites import SCRATCHPAD_SITES, Register, chip_registers
 from verif.faults.workloads import Workload
 
 FAULT_PLAN_ENV = "FAULT_PLAN"
@@ -37,7 +37,7 @@ def workloads(seed: int, programs: int = PROGRAMS,
 
 
 def model_of(site_path: str, depth: int) -> str:
-    if site_path == SCRATCHPAD:
+    if site_path in SCRATCHPAD_SITES:
         return "scratchpad"
     return "array" if depth else "flip-flop"
 

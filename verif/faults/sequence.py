@@ -15,6 +15,7 @@ from model.chip.isa import ChipConfig
 from verif.agents.chip.items import ProgramItem
 from verif.faults.classify import classify
 from verif.faults.items import Fault, FaultItem, memory_key
+from verif.faults.sites import SCRATCHPAD_PARITY
 from verif.sequences.send import send
 
 
@@ -27,7 +28,9 @@ def expected_word(prediction: machine.RunResult, fault: Fault) -> dict[str, str]
     if fault.model not in ("scratchpad", "external"):
         return {}
     memory = prediction.sram if fault.model == "scratchpad" else prediction.ext
-    return {memory_key(fault): str(int(memory[fault.index]))}
+    word = int(memory[fault.index]) & 0xFFFFFFFF
+    value = word.bit_count() & 1 if fault.site == SCRATCHPAD_PARITY else word
+    return {memory_key(fault): str(value)}
 
 
 def first_difference(golden: dict[str, str], got: dict[str, str]) -> str | None:

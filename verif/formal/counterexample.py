@@ -74,6 +74,12 @@ class Vcd:
     def find(self, suffix: str) -> str:
         return next(path for path in self.widths if path.endswith(suffix))
 
+    def rules_cycle_time(self, cycle: int) -> int:
+        """The first time the AXI4 rules' own cycle count shows ``cycle`` (where a save file's
+        marker on that cycle belongs)."""
+        count = self.find(f"{RULES_INSTANCE}.{CYCLE}")
+        return next(time for time, value in self.changes[count] if value == cycle)
+
 
 def read_vcd(path: Path) -> Vcd:
     """Parse an sby VCD (integer values only: sby writes no reals or strings)."""

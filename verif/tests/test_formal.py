@@ -89,9 +89,7 @@ def test_a_counterexample_names_its_cycle_channel_and_rule_and_opens_at_that_cyc
     assert negative.problems([verdict]) == []
     # the save file's marker is on the trace's step where the rules' own count shows the cycle
     vcd = read_vcd(Path(verdict.trace))
-    count = next(path for path in vcd.widths if path.endswith("u_rules.cycle"))
-    steps = [time for time, _ in vcd.changes[next(p for p in vcd.widths if p.endswith("smt_step"))]]
-    at = next(time for time in steps if vcd.value_at(count, time) == cycle)
+    at = vcd.rules_cycle_time(cycle)
     save = Path(verdict.save_file).read_text()
     assert re.search(rf"^\*-?[\d.]+ {at} {at}$", save, re.M), save
     assert f'[dumpfile] "{verdict.trace}"' in save

@@ -23,7 +23,7 @@ from model.chip.rtl_defs import AxiRule
 from model.paths import BUILD_ROOT, RTL_DIR
 from sim.runner import CLOCK_NS, SimulationFailed, build, run_test
 from sim.wave_views import SI_EXPONENTS, VIEW_PIXELS, WINDOW_CYCLES, save_file_signals
-from verif.formal.counterexample import CYCLE, RULES_INSTANCE, read_vcd
+from verif.formal.counterexample import read_vcd
 from verif.formal.negative import run_negative
 from verif.formal.plan import NegativeCheck
 from verif.kit.failure_point import read_point
@@ -195,9 +195,7 @@ def formal_counterexample(workdir: Path) -> Expected:
     cycle, _ = check.expected()
     waves, save_file = Path(verdict.trace), Path(verdict.save_file)
     vcd = read_vcd(waves)
-    count = vcd.find(f"{RULES_INSTANCE}.{CYCLE}")
-    marker = next(time for time, value in vcd.changes[count] if value == cycle)
-    marker_ns = marker * 10.0 ** (vcd.exponent + 9)
+    marker_ns = vcd.rules_cycle_time(cycle) * 10.0 ** (vcd.exponent + 9)
     return Expected(waves, save_file, marker_ns, around(marker_ns, dump_end_ns(waves)),
                     save_file_signals(save_file.read_text().splitlines()))
 

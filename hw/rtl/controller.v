@@ -321,8 +321,6 @@ always @* begin
                 pc_next       = 17'd0;
                 error_next    = `ERR_OK;
                 error_pc_next = 16'd0;
-            end else if (done && corrupt) begin    // the counters, read after the run
-                error_next    = `ERR_CORRUPTION;
             end
         end
         `CTL_FETCH: begin
@@ -336,7 +334,7 @@ always @* begin
                 state_next = `CTL_CHECK;    // nothing to read: the check fails
             end else if (fetch_last && bus_err) begin
                 state_next    = `CTL_DONE;
-                error_next    = corrupt ? `ERR_CORRUPTION : `ERR_BUS_ERROR;
+                error_next    = `ERR_BUS_ERROR;
                 error_pc_next = pc_reg[15:0];
             end else if (fetch_last) begin
                 state_next = `CTL_CHECK;
@@ -382,10 +380,10 @@ always @* begin
     endcase
 end
 
-// a register can change only with a start, a fetch's first cycle or word, a check, a unit's
-// last cycle or a corruption found after the run: they are loaded only then (on Icarus every
-// register copied costs), and never in a stalled cycle (hw/ISA.md, "Exact by construction")
-wire changing = start || fetch_first || fetch_word || checking || unit_done || (done && corrupt);
+// a register can change only with a start, a fetch's first cycle or word, a check or a unit's
+// last cycle: they are loaded only then (on Icarus every register copied costs), and never in a
+// stalled cycle (hw/ISA.md, "Exact by construction")
+wire changing = start || fetch_first || fetch_word || checking || unit_done;
 
 always @(posedge clk) begin
     if (rst) begin
@@ -424,90 +422,48 @@ reg [`CNT_WAIT_W-1:0]      cnt_wait;
 
 assign counters = `COUNTERS_BUS;    // every register at its place (chip_defs.vh)
 
-// each counter's next value, so the parity bit can be loaded with the next values' parity
-reg [`CNT_TOTAL_W-1:0]     cnt_total_next;
-reg [`CNT_DMA_W-1:0]       cnt_dma_next;
-reg [`CNT_MAT_W-1:0]       cnt_mat_next;
-reg [`CNT_VEC_W-1:0]       cnt_vec_next;
-reg [`CNT_SM_W-1:0]        cnt_sm_next;
-reg [`EV_INSTR_W-1:0]      ev_instr_next;
-reg [`EV_SAT_W-1:0]        ev_sat_next;
-reg [`EV_OPS_W-1:0]        ev_ops_next;
-reg [`EV_DMA_WORDS_W-1:0]  ev_dma_words_next;
-reg [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len_next;
-reg [`EV_SM_RANGE_W-1:0]   ev_sm_range_next;
-reg [`EV_PT_WORDS_W-1:0]   ev_pt_words_next;
-reg [`CNT_WAIT_W-1:0]      cnt_wait_next;
+// each counter's next value, one expression each (the parity bit is loaded with their parity):
+// start clears them; a frozen cycle counts only cnt_total and cnt_wait; an advancing one its
+// events (hw/ISA.md, "Counters")
+wire counting = !starting && !stall;    // an advancing cycle of a run, or of an idle chip
 
-always @* begin
-    cnt_total_next     = cnt_total;
-    cnt_dma_next       = cnt_dma;
-    cnt_mat_next       = cnt_mat;
-    cnt_vec_next       = cnt_vec;
-    cnt_sm_next        = cnt_sm;
-    ev_instr_next      = ev_instr;
-    ev_sat_next        = ev_sat;
-    ev_ops_next        = ev_ops;
-    ev_dma_words_next  = ev_dma_words;
-    ev_sm_max_len_next = ev_sm_max_len;
-    ev_sm_range_next   = ev_sm_range;
-    ev_pt_words_next   = ev_pt_words;
-    cnt_wait_next      = cnt_wait;
-    if (starting) begin
-        cnt_total_next     = {`CNT_TOTAL_W{1'b0}};
-        cnt_dma_next       = {`CNT_DMA_W{1'b0}};
-        cnt_mat_next       = {`CNT_MAT_W{1'b0}};
-        cnt_vec_next       = {`CNT_VEC_W{1'b0}};
-        cnt_sm_next        = {`CNT_SM_W{1'b0}};
-        ev_instr_next      = {`EV_INSTR_W{1'b0}};
-        ev_sat_next        = {`EV_SAT_W{1'b0}};
-        ev_ops_next        = {`EV_OPS_W{1'b0}};
-        ev_dma_words_next  = {`EV_DMA_WORDS_W{1'b0}};
-        ev_sm_max_len_next = {`EV_SM_MAX_LEN_W{1'b0}};
-        ev_sm_range_next   = {`EV_SM_RANGE_W{1'b0}};
-        ev_pt_words_next   = {`EV_PT_WORDS_W{1'b0}};
-        cnt_wait_next      = {`CNT_WAIT_W{1'b0}};
-    end else if (stall) begin    // frozen: only the cycle counts
-        cnt_total_next = cnt_total + 1'b1;
-        cnt_wait_next  = cnt_wait + 1'b1;
-    end else begin
-        if (busy) begin
-            cnt_total_next = cnt_total + 1'b1;
-        end
-        if (sel_dma || sel_pdma) begin
-            cnt_dma_next = cnt_dma + 1'b1;
-        end
-        if (sel_mat) begin
-            cnt_mat_next = cnt_mat + 1'b1;
-        end
-        if (sel_vec) begin
-            cnt_vec_next = cnt_vec + 1'b1;
-        end
-        if (sel_sm) begin
-            cnt_sm_next = cnt_sm + 1'b1;
-        end
-        if (passes) begin
-            ev_instr_next = ev_instr + 1'b1;
-            ev_ops_next[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] =
-                ev_ops[`EV_OPS_COUNT_W*opcode +: `EV_OPS_COUNT_W] + 1'b1;
-        end
-        if (sat_event) begin
-            ev_sat_next = ev_sat + 1'b1;
-        end
-        if (dma_word) begin
-            ev_dma_words_next = ev_dma_words + 1'b1;
-        end
-        if (sm_finish && (op_len > ev_sm_max_len)) begin
-            ev_sm_max_len_next = op_len;
-        end
-        if (sm_exp_valid && (sm_exp_index > ev_sm_range)) begin
-            ev_sm_range_next = sm_exp_index;
-        end
-        if (pt_word) begin
-            ev_pt_words_next = ev_pt_words + 1'b1;
-        end
+wire [`CNT_TOTAL_W-1:0] cnt_total_next = starting ? {`CNT_TOTAL_W{1'b0}} :
+    cnt_total + {{(`CNT_TOTAL_W-1){1'b0}}, stall || busy};
+wire [`CNT_WAIT_W-1:0] cnt_wait_next = starting ? {`CNT_WAIT_W{1'b0}} :
+    cnt_wait + {{(`CNT_WAIT_W-1){1'b0}}, stall};
+wire [`CNT_DMA_W-1:0] cnt_dma_next = starting ? {`CNT_DMA_W{1'b0}} :
+    cnt_dma + {{(`CNT_DMA_W-1){1'b0}}, counting && (sel_dma || sel_pdma)};
+wire [`CNT_MAT_W-1:0] cnt_mat_next = starting ? {`CNT_MAT_W{1'b0}} :
+    cnt_mat + {{(`CNT_MAT_W-1){1'b0}}, counting && sel_mat};
+wire [`CNT_VEC_W-1:0] cnt_vec_next = starting ? {`CNT_VEC_W{1'b0}} :
+    cnt_vec + {{(`CNT_VEC_W-1){1'b0}}, counting && sel_vec};
+wire [`CNT_SM_W-1:0] cnt_sm_next = starting ? {`CNT_SM_W{1'b0}} :
+    cnt_sm + {{(`CNT_SM_W-1){1'b0}}, counting && sel_sm};
+wire [`EV_INSTR_W-1:0] ev_instr_next = starting ? {`EV_INSTR_W{1'b0}} :
+    ev_instr + {{(`EV_INSTR_W-1){1'b0}}, counting && passes};
+wire [`EV_SAT_W-1:0] ev_sat_next = starting ? {`EV_SAT_W{1'b0}} :
+    ev_sat + {{(`EV_SAT_W-1){1'b0}}, counting && sat_event};
+wire [`EV_DMA_WORDS_W-1:0] ev_dma_words_next = starting ? {`EV_DMA_WORDS_W{1'b0}} :
+    ev_dma_words + {{(`EV_DMA_WORDS_W-1){1'b0}}, counting && dma_word};
+wire [`EV_PT_WORDS_W-1:0] ev_pt_words_next = starting ? {`EV_PT_WORDS_W{1'b0}} :
+    ev_pt_words + {{(`EV_PT_WORDS_W-1){1'b0}}, counting && pt_word};
+wire [`EV_SM_MAX_LEN_W-1:0] ev_sm_max_len_next = starting ? {`EV_SM_MAX_LEN_W{1'b0}} :
+    (counting && sm_finish && (op_len > ev_sm_max_len)) ? op_len : ev_sm_max_len;
+wire [`EV_SM_RANGE_W-1:0] ev_sm_range_next = starting ? {`EV_SM_RANGE_W{1'b0}} :
+    (counting && sm_exp_valid && (sm_exp_index > ev_sm_range)) ? sm_exp_index : ev_sm_range;
+
+// ev_ops: one count per opcode, opcode i's at [`EV_OPS_COUNT_W*i +: ..]
+wire [`EV_OPS_W-1:0] ev_ops_next;
+genvar op;
+generate
+    for (op = 0; op < `N_OPCODES; op = op + 1) begin : g_ev_ops
+        localparam [`OPCODE_W-1:0] OPCODE = op;
+        wire [`EV_OPS_COUNT_W-1:0] count = ev_ops[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W];
+        assign ev_ops_next[`EV_OPS_COUNT_W*op +: `EV_OPS_COUNT_W] =
+            starting ? {`EV_OPS_COUNT_W{1'b0}} :
+            count + {{(`EV_OPS_COUNT_W-1){1'b0}}, counting && passes && (opcode == OPCODE)};
     end
-end
+endgenerate
 
 wire [`COUNTERS_W-1:0] counters_next = {cnt_total_next, cnt_dma_next, cnt_mat_next,
     cnt_vec_next, cnt_sm_next, ev_instr_next, ev_sat_next, ev_ops_next, ev_dma_words_next,

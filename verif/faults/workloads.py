@@ -21,7 +21,7 @@ from verif.runs.plans import chapter_spec
 from verif.sequences.program_seqs import random_program
 
 KINDS = ("program", "decode", "directed")
-# the directed program: LOAD a row, add it to itself, STORE the sum (verif/tests/test_faults.py)
+# the directed program: LOAD two rows, add them, STORE the sum (verif/tests/test_faults.py)
 DIRECTED_DATA, DIRECTED_OUT, DIRECTED_LEN = 256, 512, 16
 
 
@@ -80,13 +80,15 @@ class Workload:
 
 
 def directed_program() -> np.ndarray:
-    """LOAD DIRECTED_LEN words to scratchpad 0, VADD them to themselves, STORE the sum."""
-    words = isa.assemble((isa.load(DIRECTED_DATA, 0, DIRECTED_LEN),
-                          isa.vadd(0, 0, DIRECTED_LEN, DIRECTED_LEN),
-                          isa.store(DIRECTED_LEN, DIRECTED_OUT, DIRECTED_LEN), isa.halt()))
+    """LOAD two rows of DIRECTED_LEN words to scratchpad 0 and DIRECTED_LEN, VADD them (the
+    first read on the scratchpad's port A, the second on port B), STORE the sum."""
+    rows = 2 * DIRECTED_LEN
+    words = isa.assemble((isa.load(DIRECTED_DATA, 0, rows),
+                          isa.vadd(0, DIRECTED_LEN, rows, DIRECTED_LEN),
+                          isa.store(rows, DIRECTED_OUT, DIRECTED_LEN), isa.halt()))
     image = np.zeros(DIRECTED_OUT, dtype=np.int64)
     image[: len(words)] = words
-    image[DIRECTED_DATA : DIRECTED_DATA + DIRECTED_LEN] = np.arange(DIRECTED_LEN) - 8
+    image[DIRECTED_DATA : DIRECTED_DATA + rows] = np.arange(rows) - DIRECTED_LEN
     return image
 
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from model.paths import OUT, REPO_ROOT
+from sim.mem_profile import PROFILES
 from sim.runner import locked
 from verif.kit import units
 from verif.kit.compare import first_error
@@ -47,6 +48,7 @@ BLOCK_TEST = "verif/tests/test_blocks.py::test_block[{block}-" + SIM + "-seed{se
 BLOCK_OF = {"pe": "systolic_array", "tile_buffer": "matrix_unit", "paged_geometry": "controller"}
 WATCHDOG = re.compile(r"ChipHung|watchdog|did not rise by")
 RESULT_MARK = "RTL-MUTANT-STAGE-RESULT "
+DECODE_PROFILE = "light"  # sim/mem_profile.py: latencies of 4 .. 16, ready low 10% of cycles
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,9 @@ class Stage:
 
 # block: the mutated module's block test (BLOCK_OF); error-paths: ErrorPathsTest; random-programs:
 # PROGRAMS random programs; fetch-bursts: each fetch reads exactly its instruction's words (a
-# read too many reaches no scoreboard); decode: one short decode (SHORT_PLAN). chip-only: the
-# chip level alone.
+# read too many reaches no scoreboard); decode: one short decode (SHORT_PLAN) on a memory that
+# stalls (the only stage where the chip waits: cnt_wait and every frozen cycle are checked).
+# chip-only: the chip level alone.
 FETCH_BURSTS = Stage("fetch-bursts", 300, "verif/tests/test_chip.py::test_each_fetch_reads_"
                      "exactly_its_instructions_words[" + SIM + "-seed{seed}]")
 # detection: the same stages, then the parity checks' directed faults (a broken check that
@@ -314,8 +317,9 @@ def run_chip_stage(stage: str) -> StageResult:
                            build_seconds=time.perf_counter() - started)
     build_seconds = time.perf_counter() - started
     if stage == "decode":
-        test = f"PlanDecodeTest {SHORT_PLAN[0].name}"
-        run = run_decode(b, "PlanDecodeTest", SHORT_PLAN, TEST_SEED, run_dir=run_dir)
+        test = f"PlanDecodeTest {SHORT_PLAN[0].name} ({DECODE_PROFILE} memory)"
+        run = run_decode(b, "PlanDecodeTest", SHORT_PLAN, TEST_SEED, run_dir=run_dir,
+                         plusargs=tuple(PROFILES[DECODE_PROFILE].plusargs(TEST_SEED)))
     else:
         test = {"error-paths": "ErrorPathsTest", "random-programs": "RandomProgramsTest"}[stage]
         run = run_programs(b, test, TEST_SEED, PROGRAMS, run_dir=run_dir)

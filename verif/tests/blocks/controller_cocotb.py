@@ -11,7 +11,8 @@ Targeted programs, built with constrained-random operands, run back to back in o
 without a reset between them (so every `start` must clear the status and the counters):
 - for each opcode: LOAD the operands, the instruction, STORE its result, HALT; once with the
   operand ranges placed at random, then once per range with that range ending exactly at the
-  top of its memory (the largest legal address); and HALT alone;
+  top of its memory (the largest legal address); and HALT alone; a VADD of 300 elements that
+  all clamp (ev_sat past 255);
 - the paged instructions (PLOAD then STORE its rows; LOAD then PSTORE; PCOPY) on a random pool
   and block table, once with random places, then with the table, the pool and the scratchpad
   rows each ending at the top of its memory; PLOAD and PSTORE with 64 entries, the most;
@@ -200,9 +201,25 @@ RANGES = {Op.MATMUL: ("a", "b", "c"), Op.VADD: ("a", "b", "c"), Op.VMAX: ("a", "
           Op.ARGMAX: ("a", "c"), Op.SOFTMAX: ("a", "c")}    # the layout order of each UNIT_WORK
 
 
+SATURATING = 300  # VADD elements that all clamp: ev_sat passes 255, so its high bits count too
+
+
+def saturating_vadd() -> Program:
+    """A VADD of 100 + 100 in every element: each sum clamps to 127."""
+    ext = [DATA_BASE + i * SATURATING for i in range(3)]
+    sram = [i * SATURATING for i in range(3)]
+    hundreds = np.full(SATURATING, 100, dtype=np.uint32)
+    return Program("VADD, every sum clamped", [
+        isa.load(ext[0], sram[0], SATURATING), isa.load(ext[1], sram[1], SATURATING),
+        isa.vadd(sram[0], sram[1], sram[2], SATURATING),
+        isa.store(sram[2], ext[2], SATURATING), isa.halt()],
+        [(ext[0], hundreds), (ext[1], hundreds)])
+
+
 def legal_programs(rng: random.Random, cfg: ChipConfig) -> list[Program]:
-    """Each opcode with random ranges, then with each of its ranges ending at the top."""
-    programs = [Program("HALT alone", [isa.halt()])]
+    """Each opcode with random ranges, then with each of its ranges ending at the top; a VADD
+    that clamps every element."""
+    programs = [Program("HALT alone", [isa.halt()]), saturating_vadd()]
     for at_top, where in ((None, "random ranges"), (0, "LOAD's external range at the top"),
                           (1, "STORE's external range at the top"),
                           (2, "scratchpad range at the top")):

@@ -156,4 +156,4 @@ mutants: setup
 DETECTION_BASE ?= 6d14fc8
 mutants-detection: setup
 	$(PY) -m scripts.mutants --workers $(JOBS) --suite detection --count 1000 \
-	    --changed-since $(DETECTION_BASE) --out out/mutants-detection
+	    --changed-since $(DETECTION_BASE) --proof-timeout 120 --out out/mutants-detection

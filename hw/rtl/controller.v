@@ -26,7 +26,7 @@
 //
 // With PARITY, the controller keeps the chip's parity checks (hw/ISA.md, "CORRUPTION"): a parity
 // bit over the instruction register and one over all the counters, each loaded with its
-// registers' next values, and the scratchpad's read checks while a unit reads it; a failed check
+// registers' next values, and the scratchpad's read checks (every read); a failed check
 // is remembered (`corrupt`) and stops the run with CORRUPTION at the next instruction boundary.
 module controller #(
     parameter EXT_WORDS  = `EXT_WORDS_DEFAULT,     // external words the chip may address
@@ -511,30 +511,23 @@ generate
         reg ir_par_reg;        // ^ir_reg
         reg cnt_par_reg;       // ^counters
         reg corrupt_reg;       // a check failed since start
-        reg sram_read_reg;     // a unit read the scratchpad's port A in the last cycle
-        reg sram_vadd_reg;     // .. VADD its port B
 
-        wire ir_bad   = busy && ((^ir_reg) != ir_par_reg);
-        wire cnt_bad  = (^counters) != cnt_par_reg;
-        wire sram_bad = (sram_read_reg && sram_a_bad) || (sram_vadd_reg && sram_b_bad);
+        wire ir_bad  = busy && ((^ir_reg) != ir_par_reg);
+        wire cnt_bad = (^counters) != cnt_par_reg;
 
-        assign corrupt = corrupt_reg || ir_bad || cnt_bad || sram_bad;
+        assign corrupt = corrupt_reg || ir_bad || cnt_bad || sram_a_bad || sram_b_bad;
 
         always @(posedge clk) begin
             if (rst) begin
-                ir_par_reg    <= 1'b0;
-                cnt_par_reg   <= 1'b0;
-                corrupt_reg   <= 1'b0;
-                sram_read_reg <= 1'b0;
-                sram_vadd_reg <= 1'b0;
+                ir_par_reg  <= 1'b0;
+                cnt_par_reg <= 1'b0;
+                corrupt_reg <= 1'b0;
             end else begin
                 if (!stall && changing) begin
                     ir_par_reg <= ^ir_next;
                 end
-                cnt_par_reg   <= ^counters_next;
-                corrupt_reg   <= !starting && corrupt;
-                sram_read_reg <= sel_dma || sel_pdma || sel_mat || sel_vec || sel_sm;
-                sram_vadd_reg <= sel_vec && (opcode == `OP_VADD);
+                cnt_par_reg <= ^counters_next;
+                corrupt_reg <= !starting && corrupt;
             end
         end
     end else begin : g_no_parity

@@ -336,13 +336,15 @@ def run_chip_stage(stage: str) -> StageResult:
 COVERED, UNCOVERED, NOCHANGE, EQGAP = "covered", "uncovered", "NOCHANGE", "EQGAP"
 
 
-def proof_of(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict]) -> dict | None:
+def proof_of(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict],
+             timeout: float) -> dict | None:
     """The equivalence proof of a mutant: the recorded one, else (for a survivor: mcy's flow)
-    one this run produces; None when it is not proven equivalent."""
+    one this run produces within ``timeout`` seconds a check; None when it is not proven
+    equivalent."""
     proof = proofs.get(mutant.name)
     if proof is None and not outcome.counts_as_caught \
             and outcome.verdict != Verdict.DOES_NOT_BUILD:
-        proof = asdict(rtl_equivalence.prove(mutant))
+        proof = asdict(rtl_equivalence.prove(mutant, timeout=timeout))
     return proof if proof and proof["status"] == "equivalent" else None
 
 
@@ -354,8 +356,9 @@ def tag(caught: bool, built: bool, proof: dict | None) -> str | None:
     return NOCHANGE if proof else UNCOVERED
 
 
-def record(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict]) -> dict:
-    proof = proof_of(mutant, outcome, proofs)
+def record(mutant: Mutant, outcome: RtlOutcome, proofs: dict[str, dict],
+           proof_timeout: float = 300) -> dict:
+    proof = proof_of(mutant, outcome, proofs, proof_timeout)
     built = outcome.verdict != Verdict.DOES_NOT_BUILD
     return {
         "name": mutant.name, "file": mutant.path, "line": gen.line_of(mutant),
@@ -509,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
                              "line once (with --count at least their number)")
     parser.add_argument("--out", type=Path, default=OUT,
                         help="where mutants.json and mutants.md go")
+    parser.add_argument("--proof-timeout", type=float, default=300,
+                        help="seconds for each equivalence check of a survivor")
     parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: one chip stage, here
     args = parser.parse_args(argv)
     if args.stage:
@@ -536,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {unbroken.detail}")
         return 2
     proofs = rtl_equivalence.recorded()
-    records = [record(m, o, proofs) for m, o in zip(mutants, outcomes, strict=True)]
+    records = [record(m, o, proofs, args.proof_timeout)
+               for m, o in zip(mutants, outcomes, strict=True)]
     elapsed = time.perf_counter() - started
     header = {"suite": args.suite, "stages": [s.name for s in SUITES[args.suite]],
               "seed": args.seed, "count": args.count, "sample": args.sample,

@@ -62,6 +62,8 @@ CONTROLLER_CONTRACT = (
     Constraint("START_WHILE_IDLE", "!start || !gold_busy", "start: one cycle while idle"),
     Constraint("STALL_WHILE_BUSY", "!stall || gold_busy",
                "stall: the memory interface unit freezes only a running instruction's cycles"),
+    Constraint("WORD_ADVANCING", "!rd_valid || !stall",
+               "rd_valid: a word is delivered only in an advancing cycle (mem_if.v's header)"),
     Constraint("BUS_ERR_STICKY", "past_clear || !past_bus_err || bus_err",
                "bus_err: a bus error since start (mem_clear clears it)"),
     Constraint("UNITS_FROZEN", "!past_stall || (unit_done == past_done && unit_fault == "

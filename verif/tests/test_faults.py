@@ -67,8 +67,9 @@ def highest_touched(image) -> int:
 
 def directed_faults() -> dict[str, Fault]:
     """Faults whose verdict the directed program fixes (cycles from the reference machine's
-    trace: the VADD's EXEC, when the row is loaded and the PC names the VADD; its CHECK, when
-    the row is loaded and not yet read)."""
+    trace: the VADD's first EXEC cycles, when the rows are loaded, the PC names the VADD and
+    element 8 of each operand is not yet read, port A reading the first row and port B the
+    second; its CHECK, when the rows are loaded and not yet read)."""
     image = directed_program()
     vadd = machine.run(image, ChipConfig(), trace=True).trace[1]
     cycle, above = vadd.exec_start + 1, highest_touched(image)
@@ -84,7 +85,7 @@ def directed_faults() -> dict[str, Fault]:
             "loaded word before its read": Fault("scratchpad", "u_sram.mem", "sram",
                                                  DIRECTED_LEN // 2, 2, unread, DIRECTED),
             "second operand before its read": Fault("scratchpad", "u_sram.mem", "sram",
-                                                    DIRECTED_LEN + 3, 6, unread, DIRECTED),
+                                                    DIRECTED_LEN + 8, 6, cycle, DIRECTED),
             "instruction register": Fault("flip-flop", IR, "controller", 0, 100, cycle,
                                           DIRECTED)}
 

@@ -20,8 +20,9 @@ VECTOR_UNIT = "hw/rtl/vector_unit.v"
 VADD_FAULT_ELEMENT = 5  # vadd_flips_one_element's element
 
 RTL_MUTANTS = {m.name: m for m in (
-    Mutant("cnt_mat_misses_a_cycle", CONTROLLER, "if (sel_mat) begin",
-           "if (sel_mat && !unit_done) begin",
+    Mutant("cnt_mat_misses_a_cycle", CONTROLLER,
+           "cnt_mat + {{(`CNT_MAT_W-1){1'b0}}, counting && sel_mat};",
+           "cnt_mat + {{(`CNT_MAT_W-1){1'b0}}, counting && sel_mat && !unit_done};",
            "cnt_mat does not count the matrix unit's last cycle", "rtl"),
     Mutant("requant_floors", REQUANT,
            "wire        [63:0] r         = shifted + {63'd0, (rem > threshold)};",
@@ -29,8 +30,9 @@ RTL_MUTANTS = {m.name: m for m in (
            "requant's rounding shift floors instead of rounding half away from zero", "rtl"),
     Mutant("done_never_rises", CONTROLLER, "assign done     = (state_reg == `CTL_DONE);",
            "assign done     = 1'b0;", "the chip never raises done", "rtl"),
-    Mutant("cnt_sm_unknown", CONTROLLER, "cnt_sm_next        = {`CNT_SM_W{1'b0}};",
-           "cnt_sm_next        = {`CNT_SM_W{1'bx}};",
+    Mutant("cnt_sm_unknown", CONTROLLER,
+           "wire [`CNT_SM_W-1:0] cnt_sm_next = starting ? {`CNT_SM_W{1'b0}} :",
+           "wire [`CNT_SM_W-1:0] cnt_sm_next = starting ? {`CNT_SM_W{1'bx}} :",
            "start clears cnt_sm to X (visible on Icarus only)", "rtl"),
     Mutant("store_writes_one_more_word", CONTROLLER, "assign op_len   = w0[15:0];",
            "assign op_len   = w0[15:0] + {15'd0, opcode == `OP_STORE};",

@@ -78,9 +78,10 @@ def test_the_tags_are_mcys_and_an_eqgap_is_a_defect():
 
 def test_a_caught_mutant_needs_no_proof_and_a_recorded_one_is_used():
     mutant = Mutant("x", "hw/rtl/requant.v", REQUANT_CLAMP, REQUANT_CLAMP, "")
-    assert rtl_run.proof_of(mutant, outcome(Verdict.CAUGHT), {}) is None
+    assert rtl_run.proof_of(mutant, outcome(Verdict.CAUGHT), {}, timeout=1) is None
     recorded = {"x": {"status": "equivalent"}}
-    assert rtl_run.proof_of(mutant, outcome(Verdict.SURVIVED), recorded) == recorded["x"]
+    assert rtl_run.proof_of(mutant, outcome(Verdict.SURVIVED), recorded,
+                             timeout=1) == recorded["x"]
 
 
 def test_the_mutation_suite_runs_the_fetch_burst_test():

@@ -384,6 +384,7 @@ end
 // last cycle: they are loaded only then (on Icarus every register copied costs), and never in a
 // stalled cycle (hw/ISA.md, "Exact by construction")
 wire changing = start || fetch_first || fetch_word || checking || unit_done;
+wire loading  = !stall && changing;    // the registers (and the IR's parity) load
 
 always @(posedge clk) begin
     if (rst) begin
@@ -393,7 +394,7 @@ always @(posedge clk) begin
         ir_reg       <= 128'd0;
         error_reg    <= `ERR_OK;
         error_pc_reg <= 16'd0;
-    end else if (!stall && changing) begin
+    end else if (loading) begin
         state_reg    <= state_next;
         fcnt_reg     <= fcnt_next;
         pc_reg       <= pc_next;
@@ -523,7 +524,7 @@ generate
                 cnt_par_reg <= 1'b0;
                 corrupt_reg <= 1'b0;
             end else begin
-                if (!stall && changing) begin
+                if (loading) begin
                     ir_par_reg <= ^ir_next;
                 end
                 cnt_par_reg <= ^counters_next;

@@ -61,13 +61,18 @@ initial begin
 end
 
 // one block per lane, its offset a constant (on Icarus a loop's index and bounds cost every cycle)
+wire [LANES-1:0]        lane_inside;    // lane i's word lies inside the array
+wire [ADDR_W*LANES-1:0] lane_word;      // lane i's word's address, at [ADDR_W*i +: ADDR_W]
 genvar lane;
 generate
     for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane
         localparam [31:0] OFFSET = lane;
         wire [31:0] addr = {{(32-ADDR_W){1'b0}}, rd_a_addr} + OFFSET;
+        assign lane_inside[lane] = addr < SRAM_WORDS;
+        assign lane_word[ADDR_W*lane +: ADDR_W] = addr[ADDR_W-1:0];
         always @(posedge clk) begin
-            rd_a_data[32*lane +: 32] <= (addr < SRAM_WORDS) ? mem[addr[ADDR_W-1:0]] : 32'd0;
+            rd_a_data[32*lane +: 32] <= lane_inside[lane] ? mem[lane_word[ADDR_W*lane +: ADDR_W]]
+                                                          : 32'd0;
         end
     end
 endgenerate
@@ -95,11 +100,9 @@ generate
         end
 
         for (lane = 0; lane < LANES; lane = lane + 1) begin : g_check
-            localparam [31:0] OFFSET = lane;
-            wire [31:0] addr = {{(32-ADDR_W){1'b0}}, rd_a_addr} + OFFSET;
-            wire [ADDR_W-1:0] word = addr[ADDR_W-1:0];
+            wire [ADDR_W-1:0] word = lane_word[ADDR_W*lane +: ADDR_W];
             always @(posedge clk) begin
-                a_bad[lane] <= (addr < SRAM_WORDS) && ((^mem[word]) != par[word]);
+                a_bad[lane] <= lane_inside[lane] && ((^mem[word]) != par[word]);
             end
         end
 

@@ -147,6 +147,36 @@ def compiled_lines(text: str, defined: set[str]) -> list[tuple[int, str]]:
     return lines
 
 
+PARAMETER_DEFAULT = re.compile(r"parameter\s+(\w+)\s*=\s*([^,]+)")
+GENERATE_IF = re.compile(r"if\s*\(\s*(\w+)\s*\)\s*begin\s*:\s*\w+$")
+
+
+def elaborated_lines(code_lines: Sequence[tuple[int, str]],
+                     macros: dict[str, str]) -> list[tuple[int, str]]:
+    """The lines the chip as built elaborates: of a generate ``if (P) begin : a .. end else
+    begin : b .. end`` on a module parameter, only the branch its default takes (the other is
+    the chip without a feature, such as its parity checks: not the design a mutant breaks, as
+    an `ifdef's untaken branch)."""
+    values = {f"`{name}": value for name, value in macros.items()}
+    defaults: dict[str, int | None] = {}
+    branches: list[tuple[int, bool]] = []  # (depth of the if, its branch taken) of each open if
+    kept, depth = [], 0
+    for number, code in code_lines:
+        if match := PARAMETER_DEFAULT.match(code):
+            defaults[match[1]] = evaluate(match[2].strip(), values)
+        if branches and code.startswith("end") and depth - 1 == branches[-1][0]:
+            level, taken = branches.pop()
+            if re.match(r"end\s+else\s+begin\b", code):
+                branches.append((level, not taken))
+        elif (match := GENERATE_IF.match(code)) and defaults.get(match[1]) is not None:
+            branches.append((depth, bool(defaults[match[1]])))
+        elif all(taken for _, taken in branches):
+            kept.append((number, code))
+        depth += len(re.findall(r"\b(begin|case)\b", code))
+        depth -= len(re.findall(r"\b(end|endcase)\b", code))
+    return kept
+
+
 def evaluate(expr: str, values: dict[str, str]) -> int | None:
     """The value of a constant expression of numbers and known names, else None.
 
@@ -465,7 +495,7 @@ def candidates(path: Path, macros: dict[str, str], inputs: dict[str, set[str]],
     """
     text = path.read_text()
     raw_lines = text.splitlines()
-    code_lines = compiled_lines(text, set(macros))
+    code_lines = elaborated_lines(compiled_lines(text, set(macros)), macros)
     sizes = widths(code_lines, macros)
     unique = unique_lines(text)
     found = []

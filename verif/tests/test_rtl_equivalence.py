@@ -60,6 +60,27 @@ def test_the_miter_finds_a_difference_and_the_inputs_that_show_it(tmp_path):
     assert [step["shift"] for step in verdict.inputs] == [64]
 
 
+MAX_LEN = "(counting && sm_finish && (op_len > ev_sm_max_len)) ? op_len : ev_sm_max_len;"
+
+
+@pytest.mark.timeout(120)
+def test_a_changed_wire_is_proven_only_where_its_expression_is_the_same(tmp_path):
+    """The local proof: ``>=`` in a running maximum changes nothing (a tie keeps the same
+    value), ``<`` does, in some state; a line outside a wire's expression is not its to judge."""
+    def judged(mutated: str) -> str:
+        mutant = Mutant("max-len", "hw/rtl/controller.v", MAX_LEN, mutated, "")
+        wire = rtl_equivalence.changed_wire(mutant)
+        assert wire.name == "ev_sm_max_len_next"
+        source = equivalence.Mutant("max-len", "controller", "")
+        return equivalence.check_local(source, wire, root=tmp_path).status
+
+    assert judged(MAX_LEN.replace(">", ">=")) == "equivalent"
+    assert judged(MAX_LEN.replace(">", "<")) == "unknown"
+    register = "cnt_total     <= cnt_total_next;"
+    assert rtl_equivalence.changed_wire(Mutant("r", "hw/rtl/controller.v", register,
+                                                "cnt_total     <= 0;", "")) is None
+
+
 def outcome(verdict: Verdict) -> RtlOutcome:
     return RtlOutcome("m", verdict, "")
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from model.paths import OUT, REPO_ROOT
 from sim.mem_profile import PROFILES
 from sim.runner import locked
+from verif.formal.plan import BLOCKS as PROVEN_BLOCKS
 from verif.kit import units
 from verif.kit.compare import first_error
 from verif.kit.failure_point import read_point
@@ -48,6 +49,7 @@ BLOCK_TEST = "verif/tests/test_blocks.py::test_block[{block}-" + SIM + "-seed{se
 BLOCK_OF = {"pe": "systolic_array", "tile_buffer": "matrix_unit", "paged_geometry": "controller"}
 WATCHDOG = re.compile(r"ChipHung|watchdog|did not rise by")
 RESULT_MARK = "RTL-MUTANT-STAGE-RESULT "
+FORMAL_BLOCKS = {block.name for block in PROVEN_BLOCKS}  # the modules with a formal proof
 DECODE_PROFILE = "light"  # sim/mem_profile.py: latencies of 4 .. 16, ready low 10% of cycles
 
 
@@ -69,11 +71,16 @@ FETCH_BURSTS = Stage("fetch-bursts", 300, "verif/tests/test_chip.py::test_each_f
 # still passes every fault-free run misses its flip: verif/tests/test_faults.py)
 FAULTS = Stage("faults", 300, "verif/tests/test_faults.py::test_the_parity_checks_report_their_"
                "flips_and_nothing_else")
+# formal: the mutated module's own proof (make formal's, hw/formal/<module>.sv), last, so only
+# survivors pay for it: a block that breaks its contract only where the chip never drives it
+# (the controller frozen by a stall in a cycle the memory interface unit never stalls) fails
+# its proof, which checks it against the contract for every input
+FORMAL = Stage("formal", 900)
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
-                     Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300)),
+                     Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300), FORMAL),
     "detection": (Stage("block", 420), Stage("error-paths", 420), Stage("random-programs", 420),
-                  FETCH_BURSTS, Stage("decode", 300), FAULTS),
+                  FETCH_BURSTS, Stage("decode", 300), FAULTS, FORMAL),
     "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420), FETCH_BURSTS,
                   Stage("decode", 300)),
     "blocks-only": (Stage("block", 420),),
@@ -150,7 +157,11 @@ def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
 
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
     started = time.time()
-    if stage.name == "block" or stage.node:
+    if stage == FORMAL:
+        done = run_in_tree([sys.executable, "-m", "scripts.formal", "--only", block, "--jobs",
+                            "1"], tree, stage.timeout)
+        result = formal_verdict(done, block)
+    elif stage.name == "block" or stage.node:
         node = (stage.node or BLOCK_TEST).format(block=block, seed=TEST_SEED)
         done = run_in_tree([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                             "-p", "no:xdist", node], tree, stage.timeout)
@@ -243,8 +254,21 @@ def suite_check(suite: str, blocks: set[str]):
     return check
 
 
+def formal_verdict(done: Finished, block: str) -> StageResult:
+    """The formal stage's verdict: make formal's exit status, its first problem as the
+    difference (an assertion with a counterexample, or one no longer proven)."""
+    found = [line.removeprefix("problem: ") for line in done.output.splitlines()
+             if line.startswith("problem: ")]
+    return StageResult(done.returncode == 0, f"formal:{block}",
+                       short(found[0] if found else first_error(done.output)), unit=block)
+
+
 def stage_blocks(stage: Stage, mutant: Mutant | None, blocks: set[str]) -> list[str | None]:
-    """A chip stage runs once; the block stage runs the mutated module's block test, if any."""
+    """A chip stage runs once; the block stage runs the mutated module's block test, if any,
+    and the formal stage its proof, if it has one."""
+    if stage == FORMAL:
+        module = gen.module_of(mutant) if mutant else None
+        return [module] if module in FORMAL_BLOCKS else []
     if stage.name != "block":
         return [None]
     block = block_of(mutant, blocks)

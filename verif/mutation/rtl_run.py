@@ -76,11 +76,17 @@ FAULTS = Stage("faults", 300, "verif/tests/test_faults.py::test_the_parity_check
 # (the controller frozen by a stall in a cycle the memory interface unit never stalls) fails
 # its proof, which checks it against the contract for every input
 FORMAL = Stage("formal", 900)
+# lint: make lint's Verilator -Wall on the chip, with and without its parity checks (a dropped
+# default of a combinational block infers a latch, which no simulation shows)
+LINT = Stage("lint", 120)
+LINT_BUILDS = ((), ("+define+FAULT_DETECTION_OFF",))
+LINT_MESSAGE = re.compile(r"%(Warning|Error)[^:]*: (?:\S*/)?(\w+)\.v:")
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
-                     Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300), FORMAL),
+                     Stage("random-programs", 420), FETCH_BURSTS, Stage("decode", 300), LINT,
+                     FORMAL),
     "detection": (Stage("block", 420), Stage("error-paths", 420), Stage("random-programs", 420),
-                  FETCH_BURSTS, Stage("decode", 300), FAULTS, FORMAL),
+                  FETCH_BURSTS, Stage("decode", 300), FAULTS, LINT, FORMAL),
     "chip-only": (Stage("error-paths", 420), Stage("random-programs", 420), FETCH_BURSTS,
                   Stage("decode", 300)),
     "blocks-only": (Stage("block", 420),),
@@ -157,7 +163,10 @@ def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
 
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
     started = time.time()
-    if stage == FORMAL:
+    if stage == LINT:
+        result = lint_verdict(tree, stage.timeout)
+        done = Finished("", 0, 0.0)
+    elif stage == FORMAL:
         done = run_in_tree([sys.executable, "-m", "scripts.formal", "--only", block, "--jobs",
                             "1"], tree, stage.timeout)
         result = formal_verdict(done, block)
@@ -252,6 +261,22 @@ def suite_check(suite: str, blocks: set[str]):
         return outcome
 
     return check
+
+
+def lint_verdict(tree: Path, timeout: float) -> StageResult:
+    """The lint stage's verdict: every build of LINT_BUILDS -Wall clean; else the first message,
+    its unit the file it names."""
+    from sim.toolchain import verilator_root
+    rtl = sorted(str(p.relative_to(tree)) for p in (tree / "hw" / "rtl").glob("*.v"))
+    for defines in LINT_BUILDS:
+        done = run_in_tree([str(verilator_root() / "bin" / "verilator"), "--lint-only",
+                            "--quiet", "-Wall", "-Ihw/rtl", *defines, *rtl,
+                            "--top-module", "chip_top"], tree, timeout)
+        if done.returncode != 0:
+            message = LINT_MESSAGE.search(done.output)
+            return StageResult(False, "lint", short(first_error(done.output)),
+                               unit=message[2] if message else None)
+    return StageResult(True, "lint")
 
 
 def formal_verdict(done: Finished, block: str) -> StageResult:

@@ -12,7 +12,7 @@ from model.paths import RTL_DIR
 from verif.formal import equivalence
 from verif.formal.equivalence import Scope, check
 from verif.mutation import rtl_equivalence, rtl_run
-from verif.mutation.framework import Mutant, Verdict
+from verif.mutation.framework import Mutant, Verdict, apply
 from verif.mutation.rtl_run import RtlOutcome
 
 PROOFS = rtl_equivalence.recorded()
@@ -113,3 +113,16 @@ def test_the_mutation_suite_runs_the_fetch_burst_test():
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
     assert callable(getattr(module, node.partition("[")[0]))
     assert PROOFS["chip_top-const-b4c0bcda"]["status"] == "different"
+
+
+def test_the_suites_end_with_lint_and_the_mutated_modules_own_proof(tmp_path):
+    """Only survivors reach them: lint (a latch no simulation shows) and the module's proof."""
+    for suite in ("rtl-mutation", "detection"):
+        assert rtl_run.SUITES[suite][-2:] == (rtl_run.LINT, rtl_run.FORMAL)
+    dropped = Mutant("drop", "hw/rtl/controller.v", "error_pc_next = error_pc_reg;", ";", "")
+    assert rtl_run.stage_blocks(rtl_run.FORMAL, dropped, set()) == ["controller"]
+    sram = Mutant("s", "hw/rtl/sram.v", "assign rd_b_bad = b_bad;", "", "")
+    assert rtl_run.stage_blocks(rtl_run.FORMAL, sram, set()) == []
+    found = rtl_run.lint_verdict(apply(dropped, tmp_path, ["hw"]), 120)
+    assert not found.passed and "LATCH" in found.difference and found.unit == "controller"
+

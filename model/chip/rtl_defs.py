@@ -39,6 +39,8 @@ class ControllerState(IntEnum):
 
 # the read bursts the memory interface unit keeps outstanding at most (hw/ISA.md)
 AXI_READS_MAX = 256
+# the define that builds the chip without its parity checks (the fault campaign's `before`)
+DETECTION_OFF = "FAULT_DETECTION_OFF"
 # the first word and end marker of sim/replay.py's record file, "RPLY" and "END!" in ASCII
 REPLAY_MAGIC = 0x52504C59
 REPLAY_END_MARKER = 0x454E4421
@@ -128,8 +130,8 @@ def _isa_lines() -> list[str]:
             *(_define(f"ERR_{code.name}", _sized(code, ERROR_BITS)) for code in ErrorCode),
             "",
             "// the parity checks behind CORRUPTION (hw/ISA.md, \"CORRUPTION\"): built in; left",
-            "// out only by the fault campaign's `before` label, which defines FAULT_DETECTION_OFF",
-            "`ifdef FAULT_DETECTION_OFF",
+            f"// out only by the fault campaign's `before` label, which defines {DETECTION_OFF}",
+            f"`ifdef {DETECTION_OFF}",
             _define("DETECTION_DEFAULT", 0),
             "`else",
             _define("DETECTION_DEFAULT", 1),

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from model.chip.isa import ChipConfig
+from model.chip.rtl_defs import DETECTION_OFF
 from model.paths import OUT, REPO_ROOT, RTL_DIR
 from verif.report.output import markdown_table, write_json
 
@@ -30,7 +31,7 @@ BASELINE = "9b3b4ec"
 # scratchpad at 256 words (Yosys builds its array from flip-flops: the chip's 4,096 would take
 # minutes; the parity bits are 1/32 of the words' at any size) with the chip's ARRAY_N lanes
 DETECTION_UNITS = {"controller": {}, "sram": {"SRAM_WORDS": 256, "LANES": ChipConfig().array_n}}
-WITHOUT_DETECTION = "-DFAULT_DETECTION_OFF"
+WITHOUT_DETECTION = f"-D{DETECTION_OFF}"
 ENSURE_PACKAGES = REPO_ROOT / "scripts" / "ensure_system_packages.sh"
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from model.chip.isa import ChipConfig
+from model.chip.rtl_defs import DETECTION_OFF
 from model.paths import BUILD_ROOT, REPO_ROOT, RTL_DIR
 from sim.runner import rtl_sources
 from verif.formal.sby import TOOLS, tool_environment
@@ -28,7 +29,7 @@ SCRATCHPAD_PARITY = "u_sram.g_parity.par"  # .. its words' parity bits too (the 
 # cleared by the harness (sram_clear) and compared word by word only where a fault flipped one
 SCRATCHPAD_SITES = (SCRATCHPAD, SCRATCHPAD_PARITY)
 # the chip before its parity checks (hw/ISA.md, "CORRUPTION"): the `before` campaign's design
-WITHOUT_DETECTION = {"FAULT_DETECTION_OFF": 1}
+WITHOUT_DETECTION = {DETECTION_OFF: 1}
 UNIT_OF_INSTANCE = {"u_controller": "controller", "u_dma": "dma", "u_pdma": "pdma",
                     "u_matrix_unit": "mat", "u_vector_unit": "vec", "u_softmax_unit": "sm",
                     "u_mem_if": "mem_if", "u_sram": "sram"}

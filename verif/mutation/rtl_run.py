@@ -23,9 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from model.chip.rtl_defs import DETECTION_OFF
 from model.paths import OUT, REPO_ROOT
 from sim.mem_profile import PROFILES
 from sim.runner import locked
+from sim.toolchain import verilator_root
 from verif.formal.plan import BLOCKS as PROVEN_BLOCKS
 from verif.kit import units
 from verif.kit.compare import first_error
@@ -79,7 +81,7 @@ FORMAL = Stage("formal", 900)
 # lint: make lint's Verilator -Wall on the chip, with and without its parity checks (a dropped
 # default of a combinational block infers a latch, which no simulation shows)
 LINT = Stage("lint", 120)
-LINT_BUILDS = ((), ("+define+FAULT_DETECTION_OFF",))
+LINT_BUILDS = ((), (f"+define+{DETECTION_OFF}",))
 LINT_MESSAGE = re.compile(r"%(Warning|Error)[^:]*: (?:\S*/)?(\w+)\.v:")
 SUITES = {
     "rtl-mutation": (Stage("block", 420), Stage("error-paths", 420),
@@ -164,9 +166,8 @@ def run_in_tree(command: list[str], tree: Path, timeout: float) -> Finished:
 def stage_result(stage: Stage, tree: Path, block: str | None) -> StageResult:
     started = time.time()
     if stage == LINT:
-        result = lint_verdict(tree, stage.timeout)
-        done = Finished("", 0, 0.0)
-    elif stage == FORMAL:
+        return lint_verdict(tree, stage.timeout)
+    if stage == FORMAL:
         done = run_in_tree([sys.executable, "-m", "scripts.formal", "--only", block, "--jobs",
                             "1"], tree, stage.timeout)
         result = formal_verdict(done, block)
@@ -266,12 +267,13 @@ def suite_check(suite: str, blocks: set[str]):
 def lint_verdict(tree: Path, timeout: float) -> StageResult:
     """The lint stage's verdict: every build of LINT_BUILDS -Wall clean; else the first message,
     its unit the file it names."""
-    from sim.toolchain import verilator_root
     rtl = sorted(str(p.relative_to(tree)) for p in (tree / "hw" / "rtl").glob("*.v"))
     for defines in LINT_BUILDS:
         done = run_in_tree([str(verilator_root() / "bin" / "verilator"), "--lint-only",
                             "--quiet", "-Wall", "-Ihw/rtl", *defines, *rtl,
                             "--top-module", "chip_top"], tree, timeout)
+        if done.timed_out:
+            return StageResult(False, "lint", f"killed after {timeout:.0f} s", timed_out=True)
         if done.returncode != 0:
             message = LINT_MESSAGE.search(done.output)
             return StageResult(False, "lint", short(first_error(done.output)),

@@ -8,12 +8,13 @@ import itertools
 import random
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from model.chip import machine
 from model.chip.isa import LEN_OPS, ChipConfig, ErrorCode, disassemble
-from model.paths import BUILD_ROOT, RTL_DIR
+from model.paths import RTL_DIR
 from verif.faults.campaign import run_faults
 from verif.faults.classify import OUTCOMES
 from verif.faults.items import Fault
@@ -99,27 +100,30 @@ def sampled_flip_flops(count: int) -> list[Fault]:
 
 
 @pytest.fixture(scope="module")
-def campaigns():
+def campaigns(tmp_path_factory):
+    """The short campaign on each simulator, its chunks' files in this process's own folder
+    (xdist runs this module's tests, and so this fixture, on more than one worker)."""
+    work = tmp_path_factory.mktemp("faults")
     _, sampled = plan(SEED, SHORT, OUTSIDE, RUNS)
     faults = [*sampled, *sampled_flip_flops(FLIP_FLOPS), *directed_faults().values()]
     return {sim: run_faults(sim, RUNS, faults, SEED, jobs=1, chunks=1,
-                            root=(BUILD_ROOT / "faults" / "test" / sim).resolve()).records
+                            root=work / sim).records
             for sim in ("icarus", "verilator")}
 
 
-def directed_alone(sim: str, detection: bool) -> dict[str, dict]:
-    """The directed faults by themselves, on the directed program alone."""
+def directed_alone(sim: str, detection: bool, work: Path) -> dict[str, dict]:
+    """The directed faults by themselves, on the directed program alone (files under ``work``)."""
     faults = [Fault(**{**f.as_dict(), "workload": 0}) for f in directed_faults().values()]
-    root = BUILD_ROOT / "faults" / "test" / f"directed-{sim}-{detection}"
     return directed(run_faults(sim, [RUNS[DIRECTED]], faults, SEED, jobs=1, chunks=1,
-                               root=root.resolve(), detection=detection).records)
+                               root=work.resolve() / f"directed-{sim}-{detection}",
+                               detection=detection).records)
 
 
 @pytest.fixture(scope="module")
-def before():
+def before(tmp_path_factory):
     """The directed faults on the chip without its parity checks (the `before` campaign's),
     on Icarus (its build takes seconds)."""
-    return directed_alone("icarus", detection=False)
+    return directed_alone("icarus", False, tmp_path_factory.mktemp("before"))
 
 
 def directed(records: list[dict]) -> dict[str, dict]:
@@ -165,16 +169,16 @@ def test_each_parity_check_reports_its_flipped_bit_as_corruption(campaigns, faul
 UNREAD = ("untouched scratchpad",)  # masked: no read port ever presents it
 
 
-def test_the_parity_checks_report_their_flips_and_nothing_else():
+def test_the_parity_checks_report_their_flips_and_nothing_else(tmp_path):
     """The mutation run's fault stage (verif/mutation/rtl_run.py): the directed faults alone,
     with the checks on Verilator and without them on Icarus; a chip whose check is broken misses
     a flip, or reports a fault-free run (each golden run is compared first) or a word no unit
     read."""
-    records = directed_alone("verilator", detection=True)
+    records = directed_alone("verilator", True, tmp_path)
     assert {name: (records[name]["outcome"], records[name]["error"]) for name in CHECKED} == {
         name: ("detected", ErrorCode.CORRUPTION) for name in CHECKED}
     assert [records[name]["outcome"] for name in UNREAD] == ["masked"] * len(UNREAD)
-    without = directed_alone("icarus", detection=False)
+    without = directed_alone("icarus", False, tmp_path)
     assert all(without[name]["error"] != ErrorCode.CORRUPTION for name in without)
 
 
